@@ -1,0 +1,5 @@
+"""Allow ``python -m goodput_loader``."""
+
+from goodput_loader.cli import main
+
+main()

@@ -1,0 +1,294 @@
+"""The ``goodput-loader`` command line.
+
+Quiet by default (Unix habit: silence on success), ``--verbose`` for a summary
+on stderr, ``--json`` for machine-readable output on stdout; a progress line on
+stderr only when it is a terminal. Exit codes: 0 success, 1 a failure the user
+can fix (message on stderr), 2 bad usage, 3 the load finished but rejected some
+input (with ``--strict``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from goodput_loader import __version__
+from goodput_loader.errors import LoaderError
+
+DEFAULT_DUCKDB = "goodput.duckdb"
+EXIT_REJECTED = 3
+
+
+def _parse_time(value: str | None, name: str) -> dt.datetime | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if text.lower() == "now":
+        return dt.datetime.now(dt.timezone.utc)
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time (e.g. 2026-11-30T00:00:00Z)", param_hint=name) from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+class _Context:
+    def __init__(self, verbose: bool):
+        self.verbose = verbose
+
+    def info(self, message: str) -> None:
+        if self.verbose:
+            click.echo(message, err=True)
+
+
+def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except LoaderError as exc:
+        click.echo(f"goodput-loader: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+
+
+duckdb_option = click.option(
+    "--duckdb",
+    "duckdb_path",
+    type=click.Path(dir_okay=False),
+    default=lambda: os.environ.get("GOODPUT_DUCKDB", DEFAULT_DUCKDB),
+    show_default=f"$GOODPUT_DUCKDB or {DEFAULT_DUCKDB}",
+    help="DuckDB file of the warehouse (created if missing).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="goodput-loader")
+@click.option("-v", "--verbose", is_flag=True, help="Print a summary of what was done on stderr.")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
+    """Land ml-goodput-measurement log entries in a warehouse and report Goodput.
+
+    \b
+    Typical use:
+      goodput-loader load exported/*.ndjson.gz
+      goodput-loader load --from-logging --project my-proj --run my-run
+      goodput-loader build
+      goodput-loader report
+    """
+    ctx.obj = _Context(verbose)
+
+
+# --------------------------------------------------------------------- load
+@main.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
+@duckdb_option
+@click.option("--from-logging", is_flag=True, help="Read from Cloud Logging instead of files.")
+@click.option("--project", help="GCP project: the one to read logs from (--from-logging), "
+              "or the one to name bare payload files' logName after (default 'local').")
+@click.option("--run", "runs", multiple=True, help="Run name (log goodput_RUN). Repeat for several runs "
+              "with --from-logging; names the run of bare payload files.")
+@click.option("--since", help="--from-logging: oldest entry time to read on a first load (ISO 8601). "
+              "Default: 30 days before --until.")
+@click.option("--until", help="--from-logging: newest entry time to read (ISO 8601 or 'now'). "
+              "Default: now minus --settle.")
+@click.option("--settle", type=float, default=120.0, show_default=True,
+              help="--from-logging: seconds to stay behind now, so late-committed entries are never skipped.")
+@click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
+              help="--from-logging: entries per entries.list call.")
+@click.option("--requests-per-minute", type=float, default=60.0, show_default=True,
+              help="--from-logging: pace reads to the project's entries.list quota.")
+@click.option("--max-retries", type=click.IntRange(0), default=8, show_default=True,
+              help="--from-logging: retries of 429/5xx/timeouts before giving up.")
+@click.option("--retry-initial-delay", type=float, default=1.0, show_default=True,
+              help="--from-logging: first backoff delay in seconds (doubles, with jitter, up to 60 s).")
+@click.option("--logging-endpoint", envvar="GOODPUT_LOGGING_ENDPOINT",
+              help="Cloud Logging API endpoint (a local server for tests; http:// sends no credentials).")
+@click.option("--batch-size", type=click.IntRange(1), default=50_000, show_default=True,
+              help="Files: records per transaction.")
+@click.option("--rescan", is_flag=True, help="Files: read from the start even if a previous load committed part of it.")
+@click.option("--strict", is_flag=True, help=f"Exit with {EXIT_REJECTED} if any input was rejected.")
+@click.option("--json", "as_json", is_flag=True, help="Print the load summary as JSON on stdout.")
+@click.option("--progress/--no-progress", default=None, help="Show a progress line (default: when stderr is a terminal).")
+@click.pass_obj
+def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: bool, project: str | None,
+         runs: tuple[str, ...], since: str | None, until: str | None, settle: float, page_size: int,
+         requests_per_minute: float, max_retries: int, retry_initial_delay: float,
+         logging_endpoint: str | None, batch_size: int, rescan: bool, strict: bool, as_json: bool,
+         progress: bool | None) -> None:
+    """Land log entries from FILES (NDJSON, gcloud JSON arrays, bare payloads; gzip or not) or Cloud Logging.
+
+    Loads are incremental and idempotent: entries are unique on
+    (logName, timestamp, insertId), every batch commits with its source cursor,
+    and a load killed at any point can simply be run again. Input that cannot
+    be landed is kept in goodput_raw.rejected_entries with its file:line or
+    entry id and the reason.
+
+    \b
+    Examples:
+      goodput-loader load logs/goodput_llama3.ndjson.gz
+      gcloud logging read 'logName:"goodput_"' --format=json > dump.json && goodput-loader load dump.json
+      goodput-loader load --run my-run /tmp/my-run_timeline.jsonl
+      goodput-loader load --from-logging --project my-proj --run run-a --run run-b
+    """
+    from goodput_loader.load import LoadRequest, run_load
+
+    if from_logging and files:
+        raise click.UsageError("give FILES or --from-logging, not both")
+    if not from_logging and not files:
+        raise click.UsageError("nothing to load: give FILES or --from-logging")
+    if from_logging and (not project or not runs):
+        raise click.UsageError("--from-logging needs --project and at least one --run")
+    if not from_logging and len(runs) > 1:
+        raise click.UsageError("files take at most one --run (the run of bare payload lines)")
+    request = LoadRequest(
+        duckdb_path=duckdb_path,
+        files=list(files),
+        from_logging=from_logging,
+        project=project,
+        runs=list(runs),
+        since=_parse_time(since, "--since"),
+        until=_parse_time(until, "--until"),
+        settle_seconds=settle,
+        page_size=page_size,
+        requests_per_minute=requests_per_minute,
+        max_retries=max_retries,
+        retry_initial_delay=retry_initial_delay,
+        logging_endpoint=logging_endpoint,
+        batch_size=batch_size,
+        rescan=rescan,
+        progress=progress,
+    )
+    summaries = _run(run_load, request)
+    rejected = sum(s.rejected for s in summaries)
+    if as_json:
+        click.echo(json.dumps({"sources": [s.as_dict() for s in summaries]}, indent=2))
+    for s in summaries:
+        obj.info(
+            f"{s.source_key}: {s.read:,} entries read, {s.inserted:,} new, {s.duplicates:,} duplicates, "
+            f"{s.rejected:,} rejected in {s.seconds:.2f}s ({s.rate:,.0f} entries/s)"
+        )
+    if rejected:
+        click.echo(
+            f"goodput-loader: {rejected:,} input record(s) rejected; see goodput_raw.rejected_entries "
+            f"(goodput-loader rejects --duckdb {duckdb_path})",
+            err=True,
+        )
+        if strict:
+            sys.exit(EXIT_REJECTED)
+
+
+@main.command()
+@duckdb_option
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
+def rejects(duckdb_path: str, limit: int, as_json: bool) -> None:
+    """Show the most recent rejected input records and why they were rejected."""
+    from goodput_loader.report import rejected_rows
+
+    rows = _run(rejected_rows, duckdb_path, limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    for row in rows:
+        click.echo(f"{row['location']}\t{row['reason']}")
+
+
+# ----------------------------------------------------------------- simulate
+@main.command()
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--runs", type=click.IntRange(1), default=4, show_default=True, help="How many runs.")
+@click.option("--steps", type=click.IntRange(2), default=2000, show_default=True, help="Typical steps per run (±30%).")
+@click.option("--restarts", type=click.IntRange(0), default=1, show_default=True,
+              help="Typical crashes per run (each run gets 0..2x this).")
+@click.option("--running", type=click.IntRange(0), default=1, show_default=True,
+              help="How many of the runs (the last ones) are still running: no job end.")
+@click.option("--step-seconds", type=float, default=2.0, show_default=True, help="Typical step time.")
+@click.option("--checkpoint-every", type=click.IntRange(0), default=200, show_default=True)
+@click.option("--eval-every", type=click.IntRange(0), default=500, show_default=True)
+@click.option("--duplicate-rate", type=click.FloatRange(0, 1), default=0.001, show_default=True,
+              help="Share of entries delivered twice (Cloud Logging is at-least-once).")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--project", default="demo-project", show_default=True)
+@click.option("--prefix", default="sim", show_default=True, help="Run names are PREFIX-000, PREFIX-001, ...")
+@click.option("--start", default="2026-11-30T00:00:00Z", show_default=True, help="Start of the first run.")
+@click.option("--gzip/--no-gzip", "compress", default=True, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
+@click.pass_obj
+def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, running: int,
+             step_seconds: float, checkpoint_every: int, eval_every: int, duplicate_rate: float,
+             seed: int, project: str, prefix: str, start: str, compress: bool, as_json: bool) -> None:
+    """Write seeded, MaxText-like runs as LogEntry NDJSON files into OUT_DIR.
+
+    \b
+    Example:
+      goodput-loader simulate demo_data --runs 4 --steps 2000 --restarts 1
+    """
+    from goodput_loader.simulate import RunSpec, fleet, write_run
+
+    if running > runs:
+        raise click.UsageError("--running cannot exceed --runs")
+    base = RunSpec(
+        name="",
+        start=0.0,
+        step_seconds=step_seconds,
+        checkpoint_every=checkpoint_every,
+        eval_every=eval_every,
+        duplicate_rate=duplicate_rate,
+    )
+    start_time = _parse_time(start, "--start")
+    assert start_time is not None
+    specs = fleet(runs, seed=seed, steps=steps, restarts=restarts, running=running, start=start_time,
+                  prefix=prefix, base=base)
+    written = []
+    for spec in specs:
+        path, count = write_run(spec, Path(out_dir), project, compress)
+        written.append({"run": spec.name, "path": str(path), "entries": count,
+                        "steps": spec.steps, "restarts": spec.restarts, "finished": spec.finished})
+        obj.info(f"{path}: {count:,} entries ({spec.steps} steps, {spec.restarts} restarts, "
+                 f"{'finished' if spec.finished else 'running'})")
+    if as_json:
+        click.echo(json.dumps({"files": written}, indent=2))
+
+
+# -------------------------------------------------------------------- build
+@main.command(context_settings={"ignore_unknown_options": True})
+@duckdb_option
+@click.option("--as-of", help="Evaluation time for runs that have not ended (ISO 8601). Default: now.")
+@click.option("--project-dir", type=click.Path(file_okay=False, exists=True),
+              help="dbt project directory (default: the one shipped with goodput_loader).")
+@click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_obj
+def build(obj: _Context, duckdb_path: str, as_of: str | None, project_dir: str | None,
+          dbt_args: tuple[str, ...]) -> None:
+    """Run `dbt build` on the warehouse; extra DBT_ARGS are passed to dbt (e.g. --select marts).
+
+    \b
+    Example:
+      goodput-loader build --as-of 2026-12-01T00:00:00Z -- --select +fct_goodput_cumulative
+    """
+    from goodput_loader.dbt import run_dbt
+
+    as_of_time = _parse_time(as_of, "--as-of")
+    _run(run_dbt, ["build", *dbt_args], duckdb_path=duckdb_path, as_of=as_of_time,
+         project_dir=project_dir, quiet=not obj.verbose)
+
+
+# ------------------------------------------------------------------- report
+@main.command()
+@duckdb_option
+@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the marts' rows as JSON.")
+def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool) -> None:
+    """Print per-run Goodput and the Badput breakdown from the built marts."""
+    from goodput_loader.report import load_report, render_report
+
+    data = _run(load_report, duckdb_path, list(runs))
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        render_report(data)
+

@@ -1,0 +1,70 @@
+"""Run the dbt project programmatically, so users need not know where it lives.
+
+``goodput-loader build`` = ``dbt build`` with this project's directory and
+profile, the warehouse file the loader wrote, and ``goodput_as_of`` when an
+evaluation time is given. Plain ``dbt build`` from the repository root works
+too (profiles.yml sits there).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+from goodput_loader.errors import LoaderError
+
+PROJECT_NAME = "goodput_warehouse"
+
+
+def find_project_dir(explicit: str | None = None) -> Path:
+    """The dbt project: --project-dir, $GOODPUT_DBT_PROJECT_DIR, or the checkout holding this package."""
+    candidates = [explicit, os.environ.get("GOODPUT_DBT_PROJECT_DIR"), str(Path(__file__).resolve().parents[1])]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "dbt_project.yml").is_file():
+            return Path(candidate).resolve()
+    raise LoaderError(
+        "cannot find the goodput_warehouse dbt project (dbt_project.yml): pass --project-dir "
+        "or set GOODPUT_DBT_PROJECT_DIR to the repository checkout"
+    )
+
+
+def dbt_vars(as_of: dt.datetime | None) -> dict[str, str]:
+    if as_of is None:
+        return {}
+    return {"goodput_as_of": as_of.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+
+
+def run_dbt(
+    args: Sequence[str],
+    *,
+    duckdb_path: str,
+    as_of: dt.datetime | None = None,
+    project_dir: str | None = None,
+    quiet: bool = True,
+    target: str = "duckdb",
+) -> None:
+    """Invoke dbt in-process; raise LoaderError naming what failed."""
+    from dbt.cli.main import dbtRunner
+
+    project = find_project_dir(project_dir)
+    os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
+    os.environ.setdefault("GOODPUT_DBT_TARGET", target)
+    cli_args = [*args, "--project-dir", str(project), "--profiles-dir", str(project), "--target", target]
+    variables = dbt_vars(as_of)
+    if variables:
+        cli_args += ["--vars", json.dumps(variables)]
+    if quiet:
+        cli_args = ["--quiet", *cli_args]
+    result = dbtRunner().invoke(cli_args)
+    if result.success:
+        return
+    failures = []
+    for node_result in getattr(result.result, "results", None) or []:
+        status = str(getattr(node_result, "status", ""))
+        if status in {"error", "fail", "runtime error"}:
+            failures.append(f"{node_result.node.name}: {status}: {node_result.message}")
+    detail = "; ".join(failures[:5]) or (str(result.exception) if result.exception else "see dbt's output above")
+    raise LoaderError(f"dbt {' '.join(args)} failed: {detail}")

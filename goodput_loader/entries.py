@@ -1,0 +1,321 @@
+"""Validation and normalisation of one Goodput log entry.
+
+Every source (files, Cloud Logging, later BigQuery sinks) produces the same two
+things: a ``LandedEntry`` that matches the raw landing contract, or a
+``Rejection`` that says where the input was and why it cannot be landed. Keeping
+that decision in one module means a malformed entry is treated the same way
+whatever it came from.
+
+The rules follow what the reference library (ml-goodput-measurement 0.2.3)
+needs to process an entry without failing: the time keys it reads must be
+numbers, ``step_count`` an integer, custom badput events need their type, and
+Orbax checkpoint records need the fields ``checkpoint_badput_calculator`` reads.
+Entries with keys we do not know (elastic events, future versions) are landed
+unchanged: losing them would be worse than ignoring them downstream.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import quote, unquote
+
+import orjson
+
+# Payload keys written by GoodputRecorder (goodput.py).
+JOB_NAME = "job_name"
+STEP_COUNT = "step_count"
+STEP_START_TIME = "step_start_time"
+CUSTOM_BADPUT_EVENT_TYPE = "custom_badput_event_type"
+TIME_KEYS = (
+    "job_start_time",
+    "job_end_time",
+    STEP_START_TIME,
+    "tpu_init_start_time",
+    "tpu_init_end_time",
+    "training_prep_start_time",
+    "training_prep_end_time",
+    "data_loading_start_time",
+    "data_loading_end_time",
+    "custom_badput_event_start_time",
+    "custom_badput_event_end_time",
+)
+CUSTOM_BADPUT_TIME_KEYS = ("custom_badput_event_start_time", "custom_badput_event_end_time")
+
+# Orbax checkpoint logger records (orbax step_statistics.py), as read by
+# checkpoint_badput_calculator.py.
+CHECKPOINT_EVENT_TYPES = ("save", "restore", "emergency_restore")
+CHECKPOINT_REQUIRED_DURATION = {
+    "save": "checkpoint_manager_blocking_duration_secs",
+    "restore": "checkpoint_manager_duration_secs",
+    "emergency_restore": "checkpoint_manager_duration_secs",
+}
+CHECKPOINT_OPTIONAL_NUMBERS = (
+    "checkpointer_blocking_duration_secs",
+    "wait_for_prev_duration_secs",
+    "get_old_steps_duration_secs",
+    "checkpointer_duration_secs",
+    "broadcast_duration_secs",
+    "checkpoint_manager_blocking_duration_secs",
+    "checkpoint_manager_duration_secs",
+)
+
+LOG_PREFIX = "goodput_"
+MAX_RAW_CHARS = 65536
+
+_LOG_NAME_RE = re.compile(r"^projects/([^/]+)/logs/([^/]+)$")
+_RFC3339_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))$"
+)
+
+
+class InvalidEntry(ValueError):
+    """An entry that cannot be landed; the message is the rejection reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class LandedEntry:
+    """One row of ``goodput_raw.log_entries`` before ``source``/``loaded_at``."""
+
+    log_name: str
+    run_name: str
+    insert_id: str
+    timestamp_us: int
+    receive_timestamp_us: int | None
+    severity: str
+    payload: str
+    job_name_matches: bool
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One row of ``goodput_raw.rejected_entries``: input kept with its reason."""
+
+    location: str
+    reason: str
+    raw: str
+
+
+def truncate_raw(raw: str | bytes) -> str:
+    """Keep at most MAX_RAW_CHARS of rejected input, so one huge line cannot bloat the table."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    if len(raw) > MAX_RAW_CHARS:
+        return raw[:MAX_RAW_CHARS] + f"... [{len(raw) - MAX_RAW_CHARS} more characters]"
+    return raw
+
+
+def parse_rfc3339_us(value: Any, field: str) -> int:
+    """Parse an RFC 3339 timestamp (as Cloud Logging writes it) to epoch microseconds, UTC.
+
+    Fractions beyond microseconds are truncated, as google-cloud-logging does.
+    """
+    if not isinstance(value, str):
+        raise InvalidEntry(f"{field} must be an RFC 3339 string, got {type(value).__name__}")
+    m = _RFC3339_RE.match(value)
+    if not m:
+        raise InvalidEntry(f"{field} is not an RFC 3339 timestamp: {value!r}")
+    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
+    frac = m.group(7) or ""
+    micros = int((frac + "000000")[:6])
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
+        raise InvalidEntry(f"{field} is out of range: {value!r}")
+    try:
+        seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
+    except (ValueError, OverflowError) as exc:  # pragma: no cover - guarded by the ranges above
+        raise InvalidEntry(f"{field} is out of range: {value!r}") from exc
+    if m.group(9):
+        offset = (int(m.group(10)) * 60 + int(m.group(11))) * 60
+        seconds -= offset if m.group(9) == "+" else -offset
+    return seconds * 1_000_000 + micros
+
+
+def format_rfc3339_us(timestamp_us: int) -> str:
+    """Inverse of parse_rfc3339_us, with microseconds and a Z suffix."""
+    seconds, micros = divmod(timestamp_us, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micros:06d}Z"
+
+
+def split_log_name(log_name: Any) -> tuple[str, str]:
+    """Return (project, run_name) of ``projects/P/logs/goodput_<run>``.
+
+    The log id is URL-encoded in logName (``/`` becomes ``%2F``); the run name is
+    the decoded id without the ``goodput_`` prefix the library's users give it.
+    """
+    if not isinstance(log_name, str):
+        raise InvalidEntry(f"logName must be a string, got {type(log_name).__name__}")
+    m = _LOG_NAME_RE.match(log_name)
+    if not m:
+        raise InvalidEntry(f"logName is not of the form projects/P/logs/L: {log_name!r}")
+    log_id = unquote(m.group(2))
+    run = log_id[len(LOG_PREFIX):] if log_id.startswith(LOG_PREFIX) else log_id
+    if not run:
+        raise InvalidEntry(f"logName has an empty run name: {log_name!r}")
+    return m.group(1), run
+
+
+def log_name_for(project: str, run_name: str) -> str:
+    """The full logName the library writes a run to: ``projects/P/logs/goodput_<run>``."""
+    return f"projects/{project}/logs/{quote(LOG_PREFIX + run_name, safe='')}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def validate_payload(payload: Any) -> None:
+    """Raise InvalidEntry unless the reference library could process this payload."""
+    if not isinstance(payload, dict):
+        raise InvalidEntry(f"jsonPayload must be an object, got {type(payload).__name__}")
+    job_name = payload.get(JOB_NAME)
+    if job_name is not None and not isinstance(job_name, str):
+        raise InvalidEntry(f"jsonPayload.job_name must be a string, got {type(job_name).__name__}")
+    for key in TIME_KEYS:
+        if key in payload and not _is_number(payload[key]):
+            raise InvalidEntry(
+                f"jsonPayload.{key} must be a number of epoch seconds, got {payload[key]!r}"
+            )
+    if STEP_START_TIME in payload or STEP_COUNT in payload:
+        if STEP_START_TIME not in payload:
+            raise InvalidEntry("step entry has step_count but no step_start_time")
+        if STEP_COUNT not in payload:
+            raise InvalidEntry("step entry has step_start_time but no step_count")
+        if not _is_integer(payload[STEP_COUNT]):
+            raise InvalidEntry(
+                f"jsonPayload.step_count must be an integer, got {payload[STEP_COUNT]!r}"
+            )
+    if any(key in payload for key in CUSTOM_BADPUT_TIME_KEYS):
+        event_type = payload.get(CUSTOM_BADPUT_EVENT_TYPE)
+        if not isinstance(event_type, str) or not event_type:
+            raise InvalidEntry(
+                "custom badput event needs a non-empty string custom_badput_event_type, "
+                f"got {event_type!r}"
+            )
+    event_type = payload.get("event_type")
+    if event_type in CHECKPOINT_EVENT_TYPES:
+        _validate_checkpoint(payload, event_type)
+
+
+def _validate_checkpoint(payload: Mapping[str, Any], event_type: str) -> None:
+    step = payload.get("step")
+    if not _is_integer(step):
+        raise InvalidEntry(f"checkpoint {event_type} record needs an integer step, got {step!r}")
+    if not isinstance(payload.get("directory"), str):
+        raise InvalidEntry(
+            f"checkpoint {event_type} record needs a string directory, "
+            f"got {payload.get('directory')!r}"
+        )
+    required = CHECKPOINT_REQUIRED_DURATION[event_type]
+    if not _is_number(payload.get(required)):
+        raise InvalidEntry(
+            f"checkpoint {event_type} record needs a number {required}, got {payload.get(required)!r}"
+        )
+    for key in CHECKPOINT_OPTIONAL_NUMBERS:
+        value = payload.get(key)
+        if value is not None and not _is_number(value):
+            raise InvalidEntry(f"checkpoint {event_type} record: {key} must be a number, got {value!r}")
+
+
+def payload_event_time(payload: Mapping[str, Any]) -> float | None:
+    """The first ``*time*`` value of a payload, as the library's get_timestamp_from_log_entry."""
+    for key, value in payload.items():
+        if "time" in key and _is_number(value):
+            return float(value)
+    return None
+
+
+def dump_payload(payload: Any) -> str:
+    """Serialise a payload compactly; floats keep their shortest round-trip form."""
+    return orjson.dumps(payload).decode()
+
+
+def from_log_entry(obj: Any, location: str) -> LandedEntry:
+    """Normalise one LogEntry (REST JSON shape) or raise InvalidEntry."""
+    if not isinstance(obj, dict):
+        raise InvalidEntry(f"a LogEntry must be a JSON object, got {type(obj).__name__}")
+    _, run_name = split_log_name(obj.get("logName"))
+    if "jsonPayload" not in obj:
+        kinds = [k for k in ("textPayload", "protoPayload") if k in obj]
+        what = f"it has {kinds[0]}" if kinds else "it has no jsonPayload"
+        raise InvalidEntry(f"not a structured Goodput entry: {what}")
+    payload = obj["jsonPayload"]
+    validate_payload(payload)
+    insert_id = obj.get("insertId")
+    if not isinstance(insert_id, str) or not insert_id:
+        raise InvalidEntry(f"insertId must be a non-empty string, got {insert_id!r}")
+    timestamp_us = parse_rfc3339_us(obj.get("timestamp"), "timestamp")
+    receive = obj.get("receiveTimestamp")
+    receive_us = parse_rfc3339_us(receive, "receiveTimestamp") if receive is not None else None
+    severity = obj.get("severity", "DEFAULT")
+    if not isinstance(severity, str):
+        raise InvalidEntry(f"severity must be a string, got {severity!r}")
+    return LandedEntry(
+        log_name=obj["logName"],
+        run_name=run_name,
+        insert_id=insert_id,
+        timestamp_us=timestamp_us,
+        receive_timestamp_us=receive_us,
+        severity=severity.upper(),
+        payload=dump_payload(payload),
+        job_name_matches=payload.get(JOB_NAME) == run_name,
+        location=location,
+    )
+
+
+def from_bare_payload(
+    payload: Any,
+    *,
+    run_name: str,
+    project: str,
+    line_number: int,
+    previous_timestamp_us: int | None,
+    location: str,
+) -> LandedEntry:
+    """Normalise one bare recorder payload (a timeline-cache line) or raise InvalidEntry.
+
+    Such files carry no LogEntry envelope, so: the timestamp is the payload's
+    own first ``*time*`` value (the rule the library uses for cached entries),
+    or the previous line's for records that have none (Orbax records); the
+    insertId is the zero-padded line number, so ties keep file order and a
+    re-load of the same file lands nothing new.
+    """
+    validate_payload(payload)
+    event_time = payload_event_time(payload)
+    if event_time is not None:
+        timestamp_us = int(round(event_time * 1_000_000))
+    elif previous_timestamp_us is not None:
+        timestamp_us = previous_timestamp_us
+    else:
+        raise InvalidEntry("bare payload has no *_time value and no earlier line to take one from")
+    return LandedEntry(
+        log_name=log_name_for(project, run_name),
+        run_name=run_name,
+        insert_id=f"line-{line_number:012d}",
+        timestamp_us=timestamp_us,
+        receive_timestamp_us=None,
+        severity="INFO",
+        payload=dump_payload(payload),
+        job_name_matches=payload.get(JOB_NAME) == run_name,
+        location=location,
+    )
+
+
+def looks_like_log_entry(obj: Any) -> bool:
+    """A LogEntry has an envelope key; a bare recorder payload has none of them."""
+    return isinstance(obj, dict) and (
+        "logName" in obj or "jsonPayload" in obj or "insertId" in obj or "textPayload" in obj
+    )

@@ -1,0 +1,93 @@
+"""The ``load`` command's work: pick sources, open the sink, land each source."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from goodput_loader.pipeline import LoadSummary, land
+from goodput_loader.progress import LoadProgress
+from goodput_loader.sinks.duckdb_sink import DuckDBSink
+
+
+@dataclass
+class LoadRequest:
+    """Everything ``goodput-loader load`` was asked to do."""
+
+    duckdb_path: str
+    files: list[str] = field(default_factory=list)
+    from_logging: bool = False
+    project: str | None = None
+    runs: list[str] = field(default_factory=list)
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    settle_seconds: float = 120.0
+    page_size: int = 1000
+    requests_per_minute: float = 60.0
+    max_retries: int = 8
+    retry_initial_delay: float = 1.0
+    logging_endpoint: str | None = None
+    batch_size: int = 50_000
+    rescan: bool = False
+    progress: bool | None = None
+
+
+def run_load(request: LoadRequest) -> list[LoadSummary]:
+    sink = DuckDBSink(request.duckdb_path)
+    try:
+        with LoadProgress(request.progress) as progress:
+            if request.from_logging:
+                return _load_logging(request, sink, progress)
+            return _load_files(request, sink, progress)
+    finally:
+        sink.close()
+
+
+def _load_files(request: LoadRequest, sink: DuckDBSink, progress: LoadProgress) -> list[LoadSummary]:
+    from goodput_loader.sources.files import FileOptions, FileReader, expand_paths, source_key
+
+    options = FileOptions(
+        run_name=request.runs[0] if request.runs else None,
+        project=request.project or "local",
+        batch_size=request.batch_size,
+        rescan=request.rescan,
+    )
+    summaries = []
+    for path in expand_paths(request.files):
+        reader = FileReader(path, options, sink.get_cursor(source_key(path)))
+        summary = LoadSummary(source="file", source_key=reader.key)
+        land(reader.batches(), sink, summary, progress, path.name, total_bytes=reader.size)
+        summary.shape = reader.shape
+        summaries.append(summary)
+    return summaries
+
+
+def _load_logging(request: LoadRequest, sink: DuckDBSink, progress: LoadProgress) -> list[LoadSummary]:
+    from goodput_loader.sources.cloud_logging import (
+        LoggingOptions,
+        LoggingReader,
+        RateLimiter,
+        make_client,
+    )
+
+    assert request.project is not None
+    options = LoggingOptions(
+        project=request.project,
+        since=request.since,
+        until=request.until,
+        page_size=request.page_size,
+        settle=dt.timedelta(seconds=request.settle_seconds),
+        max_retries=request.max_retries,
+        retry_initial_delay=request.retry_initial_delay,
+        requests_per_minute=request.requests_per_minute,
+    )
+    client = make_client(request.project, request.logging_endpoint)
+    limiter = RateLimiter(request.requests_per_minute)
+    summaries = []
+    for run in request.runs:
+        key = LoggingReader.source_key_for(request.project, run)
+        reader = LoggingReader(client, run, options, sink.get_cursor(key), limiter)
+        summary = LoadSummary(source="cloud_logging", source_key=reader.key, shape="log_entry")
+        land(reader.batches(), sink, summary, progress, run)
+        summaries.append(summary)
+    return summaries

@@ -1,0 +1,63 @@
+"""The contract every warehouse sink honours.
+
+A sink writes one batch at a time, and a batch is all-or-nothing: its entries,
+its rejections and the source's new cursor commit together or not at all. That
+single rule is what makes a load that is killed at any point and run again end
+with exactly the table an uninterrupted load would have produced: whatever
+committed is deduplicated on ``(log_name, timestamp, insert_id)`` when it is
+met again, and whatever did not commit is read again from the old cursor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from goodput_loader.entries import LandedEntry, Rejection
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How far one source has been landed.
+
+    ``timestamp_us``/``insert_id`` are the last landed entry in
+    ``(timestamp, insertId)`` order (Cloud Logging sources resume strictly after
+    it); ``offset`` counts the records of a file already committed and
+    ``fingerprint`` identifies that file's content, so a grown export resumes
+    where it stopped and a rewritten one is read from the start.
+    """
+
+    source_key: str
+    timestamp_us: int | None = None
+    insert_id: str | None = None
+    offset: int | None = None
+    fingerprint: str | None = None
+    entries_landed: int = 0
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What one committed batch changed."""
+
+    inserted: int
+    duplicates: int
+    rejected: int
+
+
+class Sink(Protocol):
+    """A warehouse target (DuckDB now, BigQuery later)."""
+
+    def get_cursor(self, source_key: str) -> Cursor | None:
+        """The committed cursor of a source, or None if it was never loaded."""
+
+    def write_batch(
+        self,
+        source: str,
+        entries: Sequence[LandedEntry],
+        rejections: Sequence[Rejection],
+        cursor: Cursor | None,
+    ) -> BatchResult:
+        """Land a batch and move the cursor, atomically."""
+
+    def close(self) -> None:
+        """Release the connection."""

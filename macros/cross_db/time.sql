@@ -1,0 +1,53 @@
+{#
+  Epoch seconds <-> TIMESTAMP. The recorder writes epoch seconds as float64;
+  models keep those doubles for arithmetic (exactly what the library computes
+  with) and convert to TIMESTAMP (microseconds, UTC) only for display and joins.
+#}
+
+{% macro goodput_epoch_to_timestamp(expr) -%}
+  {{ return(adapter.dispatch('goodput_epoch_to_timestamp', 'goodput_warehouse')(expr)) }}
+{%- endmacro %}
+
+{% macro default__goodput_epoch_to_timestamp(expr) -%}
+  make_timestamp(cast(round(({{ expr }}) * 1000000) as bigint))
+{%- endmacro %}
+
+{% macro bigquery__goodput_epoch_to_timestamp(expr) -%}
+  timestamp_micros(cast(round(({{ expr }}) * 1000000) as int64))
+{%- endmacro %}
+
+
+{% macro goodput_timestamp_to_epoch(expr) -%}
+  {{ return(adapter.dispatch('goodput_timestamp_to_epoch', 'goodput_warehouse')(expr)) }}
+{%- endmacro %}
+
+{% macro default__goodput_timestamp_to_epoch(expr) -%}
+  (epoch_us({{ expr }}) / 1000000.0)
+{%- endmacro %}
+
+{% macro bigquery__goodput_timestamp_to_epoch(expr) -%}
+  (unix_micros({{ expr }}) / 1000000.0)
+{%- endmacro %}
+
+
+{#
+  The evaluation time of runs that have not ended, as epoch seconds.
+  var('goodput_as_of') when set (goodput-loader build --as-of), otherwise the
+  start of this dbt invocation: one instant for every model of the run, so a
+  build never mixes two "nows".
+#}
+{% macro goodput_as_of_epoch() -%}
+  {%- set as_of = var('goodput_as_of', none) -%}
+  {%- if as_of is none or as_of == '' -%}
+    {%- set as_of = run_started_at.strftime('%Y-%m-%dT%H:%M:%S.%fZ') -%}
+  {%- endif -%}
+  {{ return(adapter.dispatch('goodput_as_of_epoch', 'goodput_warehouse')(as_of)) }}
+{%- endmacro %}
+
+{% macro default__goodput_as_of_epoch(as_of) -%}
+  (epoch_us(cast('{{ as_of }}' as timestamptz)) / 1000000.0)
+{%- endmacro %}
+
+{% macro bigquery__goodput_as_of_epoch(as_of) -%}
+  (unix_micros(timestamp('{{ as_of }}')) / 1000000.0)
+{%- endmacro %}

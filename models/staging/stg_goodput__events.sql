@@ -1,0 +1,161 @@
+{#
+  One typed row per landed entry. Renaming and typing only: every key the
+  recorder or Orbax's checkpoint logger writes becomes a column (epoch seconds
+  stay float64, exactly as written, for the arithmetic downstream), plus the
+  entry's event kind and event time for people reading the table.
+#}
+
+with
+
+source as (
+
+    select * from {{ source('goodput_raw', 'log_entries') }}
+
+),
+
+typed as (
+
+    select
+        log_name,
+        run_name,
+        insert_id,
+        {{ adapter.quote('timestamp') }} as entry_at,
+        receive_timestamp as received_at,
+        severity,
+        source as loader_source,
+        loaded_at,
+        job_name_matches,
+        {{ goodput_json_string('payload', 'job_name') }} as job_name,
+
+        -- GoodputRecorder events
+        {{ goodput_json_number('payload', 'job_start_time') }} as job_start_epoch,
+        {{ goodput_json_number('payload', 'job_end_time') }} as job_end_epoch,
+        {{ goodput_json_integer('payload', 'step_count') }} as step_count,
+        {{ goodput_json_number('payload', 'step_start_time') }} as step_start_epoch,
+        {{ goodput_json_number('payload', 'tpu_init_start_time') }} as tpu_init_start_epoch,
+        {{ goodput_json_number('payload', 'tpu_init_end_time') }} as tpu_init_end_epoch,
+        {{ goodput_json_number('payload', 'training_prep_start_time') }} as training_prep_start_epoch,
+        {{ goodput_json_number('payload', 'training_prep_end_time') }} as training_prep_end_epoch,
+        {{ goodput_json_number('payload', 'data_loading_start_time') }} as data_loading_start_epoch,
+        {{ goodput_json_number('payload', 'data_loading_end_time') }} as data_loading_end_epoch,
+        upper({{ goodput_json_string('payload', 'custom_badput_event_type') }}) as custom_badput_event_type,
+        {{ goodput_json_number('payload', 'custom_badput_event_start_time') }} as custom_badput_start_epoch,
+        {{ goodput_json_number('payload', 'custom_badput_event_end_time') }} as custom_badput_end_epoch,
+
+        -- Orbax checkpoint logger records
+        {{ goodput_json_string('payload', 'event_type') }} as raw_event_type,
+        {{ goodput_json_integer('payload', 'step') }} as checkpoint_step,
+        {{ goodput_json_string('payload', 'directory') }} as checkpoint_directory,
+        {{ goodput_json_number('payload', 'checkpoint_manager_blocking_start_time') }}
+            as checkpoint_manager_blocking_start_epoch,
+        {{ goodput_json_number('payload', 'checkpoint_manager_blocking_duration_secs') }}
+            as checkpoint_manager_blocking_seconds,
+        {{ goodput_json_number('payload', 'checkpointer_blocking_duration_secs') }}
+            as checkpointer_blocking_seconds,
+        {{ goodput_json_number('payload', 'wait_for_prev_duration_secs') }} as wait_for_prev_seconds,
+        {{ goodput_json_number('payload', 'get_old_steps_duration_secs') }} as get_old_steps_seconds,
+        {{ goodput_json_number('payload', 'checkpoint_manager_start_time') }} as checkpoint_manager_start_epoch,
+        {{ goodput_json_number('payload', 'checkpoint_manager_duration_secs') }} as checkpoint_manager_seconds,
+        {{ goodput_json_number('payload', 'checkpointer_duration_secs') }} as checkpointer_seconds,
+        {{ goodput_json_number('payload', 'broadcast_duration_secs') }} as broadcast_seconds,
+
+        payload
+
+    from source
+
+),
+
+classified as (
+
+    select
+        *,
+
+        -- What the library reads from this entry, in the order its loop tests the keys.
+        case
+            when job_start_epoch is not null then 'job_start'
+            when step_start_epoch is not null then 'step_start'
+            when job_end_epoch is not null then 'job_end'
+            when tpu_init_start_epoch is not null then 'tpu_init_start'
+            when tpu_init_end_epoch is not null then 'tpu_init_end'
+            when training_prep_start_epoch is not null then 'training_prep_start'
+            when training_prep_end_epoch is not null then 'training_prep_end'
+            when data_loading_start_epoch is not null then 'data_loading_start'
+            when data_loading_end_epoch is not null then 'data_loading_end'
+            when custom_badput_start_epoch is not null then 'custom_badput_start'
+            when custom_badput_end_epoch is not null then 'custom_badput_end'
+            when raw_event_type = 'save' then 'checkpoint_save'
+            when raw_event_type = 'restore' then 'checkpoint_restore'
+            when raw_event_type = 'emergency_restore' then 'checkpoint_emergency_restore'
+            else 'other'
+        end as event_kind,
+
+        -- Entries the library's reader returns: severity=INFO and jsonPayload.job_name = the run.
+        (severity = 'INFO' and coalesce(job_name = run_name, false)) as is_counted,
+
+        coalesce(
+            job_start_epoch,
+            step_start_epoch,
+            job_end_epoch,
+            tpu_init_start_epoch,
+            tpu_init_end_epoch,
+            training_prep_start_epoch,
+            training_prep_end_epoch,
+            data_loading_start_epoch,
+            data_loading_end_epoch,
+            custom_badput_start_epoch,
+            custom_badput_end_epoch,
+            checkpoint_manager_blocking_start_epoch,
+            checkpoint_manager_start_epoch
+        ) as event_epoch
+
+    from typed
+
+),
+
+final as (
+
+    select
+        log_name,
+        run_name,
+        insert_id,
+        entry_at,
+        received_at,
+        severity,
+        loader_source,
+        loaded_at,
+        job_name,
+        job_name_matches,
+        is_counted,
+        event_kind,
+        event_epoch,
+        coalesce({{ goodput_epoch_to_timestamp('event_epoch') }}, entry_at) as event_at,
+        job_start_epoch,
+        job_end_epoch,
+        step_count,
+        step_start_epoch,
+        tpu_init_start_epoch,
+        tpu_init_end_epoch,
+        training_prep_start_epoch,
+        training_prep_end_epoch,
+        data_loading_start_epoch,
+        data_loading_end_epoch,
+        custom_badput_event_type,
+        custom_badput_start_epoch,
+        custom_badput_end_epoch,
+        case when raw_event_type in ('save', 'restore', 'emergency_restore') then raw_event_type end
+            as checkpoint_event_type,
+        checkpoint_step,
+        checkpoint_directory,
+        checkpoint_manager_blocking_seconds,
+        checkpointer_blocking_seconds,
+        wait_for_prev_seconds,
+        get_old_steps_seconds,
+        checkpoint_manager_seconds,
+        checkpointer_seconds,
+        broadcast_seconds,
+        payload
+    from classified
+
+)
+
+select * from final
