@@ -1,0 +1,47 @@
+{#
+  UNPRODUCTIVE_CHECKPOINT_SAVE_TIME / RESTORE_TIME exactly as the library's
+  CheckpointBadputCalculator reads Orbax records: group by step and storage
+  (gs:// = persistent, anything else local), average the checkpoint-manager
+  duration within a group (one save logged by several hosts counts once), and
+  sum the averages.
+#}
+
+with
+
+records as (
+
+    select * from {{ ref('int_goodput__entries_ordered') }}
+    where checkpoint_event_type is not null
+
+),
+
+keyed as (
+
+    select
+        run_name,
+        case when checkpoint_event_type = 'save' then 'save' else 'restore' end as operation,
+        checkpoint_step,
+        case when starts_with(checkpoint_directory, 'gs://') then 'persistent' else 'local' end as storage,
+        case
+            when checkpoint_event_type = 'save' then checkpoint_manager_blocking_seconds
+            else checkpoint_manager_seconds
+        end as duration_seconds
+    from records
+
+),
+
+per_step as (
+
+    select
+        run_name,
+        operation,
+        checkpoint_step,
+        storage,
+        sum(duration_seconds) / count(*) as mean_duration_seconds,
+        count(*) as occurrences
+    from keyed
+    group by run_name, operation, checkpoint_step, storage
+
+)
+
+select * from per_step

@@ -1,0 +1,45 @@
+{#
+  The entries the library counts (severity INFO, job_name = run), numbered in
+  the order it processes them: (timestamp, insertId) ascending per run.
+#}
+
+with
+
+events as (
+
+    select * from {{ ref('stg_goodput__events') }}
+
+),
+
+counted as (
+
+    select
+        run_name,
+        row_number() over (partition by run_name order by entry_at, insert_id) as event_seq,
+        event_kind,
+        entry_at,
+        insert_id,
+        job_start_epoch,
+        job_end_epoch,
+        step_count,
+        step_start_epoch,
+        tpu_init_start_epoch,
+        tpu_init_end_epoch,
+        training_prep_start_epoch,
+        training_prep_end_epoch,
+        data_loading_start_epoch,
+        data_loading_end_epoch,
+        custom_badput_event_type,
+        custom_badput_start_epoch,
+        custom_badput_end_epoch,
+        checkpoint_event_type,
+        checkpoint_step,
+        checkpoint_directory,
+        checkpoint_manager_blocking_seconds,
+        checkpoint_manager_seconds
+    from events
+    where is_counted
+
+)
+
+select * from counted

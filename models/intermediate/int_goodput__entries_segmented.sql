@@ -1,0 +1,48 @@
+{#
+  Every counted entry with the segment (0 = first start, k = after the k-th
+  restart) the library is in when it processes the entry.
+#}
+
+with
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_ordered') }}
+
+),
+
+restarts as (
+
+    select * from {{ ref('int_goodput__restarts') }}
+    where segment_no > 0
+
+),
+
+marked as (
+
+    select
+        entries.*,
+        restarts.segment_no as restart_segment_no
+    from entries
+    left join restarts
+        on restarts.run_name = entries.run_name
+        and restarts.segment_start_seq = entries.event_seq
+
+),
+
+segmented as (
+
+    select
+        marked.*,
+        coalesce(
+            max(restart_segment_no) over (
+                partition by run_name order by event_seq rows between unbounded preceding and current row
+            ),
+            0
+        ) as segment_no,
+        restart_segment_no is not null as is_restart
+    from marked
+
+)
+
+select * from segmented

@@ -1,0 +1,77 @@
+{#
+  Start/end pairs as the library forms them, in entry order: an end pairs with
+  the latest start of its kind if no end consumed that start already (a second
+  start replaces the first; an end without a pending start is ignored).
+  Custom badput events pair per upper-cased type and only when start < end.
+#}
+
+with
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_segmented') }}
+
+),
+
+boundary_events as (
+
+    {% set kinds = [
+        ('tpu_initialization', 'tpu_init_start_epoch', 'tpu_init_end_epoch'),
+        ('training_prep', 'training_prep_start_epoch', 'training_prep_end_epoch'),
+        ('data_loading', 'data_loading_start_epoch', 'data_loading_end_epoch'),
+        ('custom_badput', 'custom_badput_start_epoch', 'custom_badput_end_epoch'),
+    ] %}
+    {% for kind, start_column, end_column in kinds %}
+    select
+        run_name,
+        event_seq,
+        segment_no,
+        '{{ kind }}' as interval_kind,
+        {% if kind == 'custom_badput' -%}
+        custom_badput_event_type
+        {%- else -%}
+        cast('' as {{ dbt.type_string() }})
+        {%- endif %} as interval_subtype,
+        {{ start_column }} is not null as is_start,
+        coalesce({{ start_column }}, {{ end_column }}) as at_epoch
+    from entries
+    where {{ start_column }} is not null or {{ end_column }} is not null
+    {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+
+),
+
+with_previous as (
+
+    select
+        boundary_events.*,
+        lag(is_start) over by_kind as previous_is_start,
+        lag(at_epoch) over by_kind as previous_at_epoch,
+        lag(event_seq) over by_kind as previous_seq
+    from boundary_events
+    window by_kind as (
+        partition by run_name, interval_kind, interval_subtype order by event_seq
+    )
+
+),
+
+paired as (
+
+    select
+        run_name,
+        interval_kind,
+        interval_subtype,
+        previous_seq as start_seq,
+        event_seq as end_seq,
+        segment_no as end_segment_no,
+        previous_at_epoch as start_epoch,
+        at_epoch as end_epoch,
+        at_epoch - previous_at_epoch as duration_seconds
+    from with_previous
+    where not is_start
+        and previous_is_start
+        and (interval_kind != 'custom_badput' or previous_at_epoch < at_epoch)
+
+)
+
+select * from paired

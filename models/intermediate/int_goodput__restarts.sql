@@ -1,0 +1,128 @@
+{#
+  Restart detection, set-based. The library keeps a dict of the steps seen since
+  the last (re)start; a step entry whose step_count is already in it is a
+  restart and starts a new segment. So entry i restarts iff the previous entry
+  with the same step_count, p(i), is at or after the current segment's start.
+
+  Given a segment start r, the next restart is f(r) = min{ i : p(i) >= r }: a
+  suffix minimum over the candidates sorted by p, computed for every possible r
+  with one window. The true restarts are the chain r0 = 0, f(r0), f(f(r0)), ...:
+  the recursive CTE follows it with one equi-join per restart (iterations =
+  restarts of the run with the most, never one per entry).
+#}
+
+with recursive
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_ordered') }}
+
+),
+
+steps as (
+
+    select
+        run_name,
+        event_seq,
+        step_count,
+        lag(event_seq) over (
+            partition by run_name, step_count order by event_seq
+        ) as previous_same_step_seq
+    from entries
+    where step_start_epoch is not null
+
+),
+
+repeated_steps as (
+
+    select run_name, event_seq, previous_same_step_seq
+    from steps
+    where previous_same_step_seq is not null
+
+),
+
+lookup_points as (
+
+    -- thresholds: candidate i is the next restart of every r <= p(i)
+    select
+        run_name,
+        previous_same_step_seq as lookup_key,
+        1 as point_order,
+        event_seq as candidate_seq
+    from repeated_steps
+
+    union all
+
+    -- queries: each candidate as a possible segment start
+    select
+        run_name,
+        event_seq as lookup_key,
+        0 as point_order,
+        cast(null as {{ dbt.type_bigint() }}) as candidate_seq
+    from repeated_steps
+
+    union all
+
+    -- the first segment starts before every entry
+    select distinct
+        run_name,
+        cast(0 as {{ dbt.type_bigint() }}) as lookup_key,
+        0 as point_order,
+        cast(null as {{ dbt.type_bigint() }}) as candidate_seq
+    from steps
+
+),
+
+next_restart as (
+
+    select
+        run_name,
+        lookup_key as segment_start_seq,
+        point_order,
+        min(candidate_seq) over (
+            partition by run_name
+            order by lookup_key, point_order
+            rows between current row and unbounded following
+        ) as next_restart_seq
+    from lookup_points
+
+),
+
+segment_starts as (
+
+    select run_name, segment_start_seq, next_restart_seq
+    from next_restart
+    where point_order = 0
+
+),
+
+chain as (
+
+    select
+        run_name,
+        cast(0 as {{ dbt.type_bigint() }}) as segment_no,
+        segment_start_seq,
+        next_restart_seq
+    from segment_starts
+    where segment_start_seq = 0
+
+    union all
+
+    select
+        chain.run_name,
+        chain.segment_no + 1 as segment_no,
+        segment_starts.segment_start_seq,
+        segment_starts.next_restart_seq
+    from chain
+    inner join segment_starts
+        on segment_starts.run_name = chain.run_name
+        and segment_starts.segment_start_seq = chain.next_restart_seq
+
+)
+
+select
+    run_name,
+    segment_no,
+    segment_start_seq,
+    next_restart_seq as segment_end_seq
+from chain

@@ -1,0 +1,179 @@
+{#
+  One row per run: total elapsed time, productive time and every Badput bucket
+  before sanitising, exactly as GoodputCalculator.get_job_goodput assembles them.
+  - total = last job end (or the evaluation time) - first job start, both taken
+    through microsecond datetimes as the library's cache does;
+  - productive = sum of segment productive time, plus the last step's time once
+    the job has ended, minus the blocking checkpoint save time (when any step
+    was recorded).
+#}
+
+with
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_ordered') }}
+
+),
+
+segments as (
+
+    select * from {{ ref('int_goodput__segment_metrics') }}
+
+),
+
+job_starts as (
+
+    select run_name, min_by(job_start_epoch, event_seq) as first_job_start_epoch
+    from entries
+    where job_start_epoch is not null
+    group by run_name
+
+),
+
+job_ends as (
+
+    select run_name, max_by(job_end_epoch, event_seq) as last_job_end_epoch
+    from entries
+    where job_end_epoch is not null
+    group by run_name
+
+),
+
+job_bounds as (
+
+    select
+        runs.run_name,
+        runs.counted_entries,
+        job_starts.first_job_start_epoch,
+        job_ends.last_job_end_epoch
+    from (select run_name, count(*) as counted_entries from entries group by run_name) as runs
+    left join job_starts on job_starts.run_name = runs.run_name
+    left join job_ends on job_ends.run_name = runs.run_name
+
+),
+
+segment_totals as (
+
+    select
+        run_name,
+        sum(productive_seconds) as segment_productive_seconds,
+        sum(program_startup_seconds) as program_startup_seconds,
+        sum(wasted_seconds) as wasted_progress_seconds,
+        count(*) - 1 as disruptions
+    from segments
+    group by run_name
+
+),
+
+final_segment as (
+
+    select run_name, max_step, max_step_start_epoch, max_productive_step
+    from segments
+    where is_final_segment
+
+),
+
+paired as (
+
+    select
+        run_name,
+        sum(case when interval_kind = 'tpu_initialization' then duration_seconds else 0 end)
+            as tpu_initialization_seconds,
+        sum(case when interval_kind = 'training_prep' then duration_seconds else 0 end) as training_prep_seconds
+    from {{ ref('int_goodput__paired_intervals') }}
+    group by run_name
+
+),
+
+data_loading as (
+
+    select
+        run_name,
+        sum(duration_seconds) as data_loading_seconds,
+        sum(duration_seconds * sync_count) as data_loading_sync_seconds
+    from {{ ref('int_goodput__data_loading') }}
+    group by run_name
+
+),
+
+checkpoints as (
+
+    select
+        run_name,
+        sum(case when operation = 'save' then mean_duration_seconds else 0 end) as checkpoint_save_seconds,
+        sum(case when operation = 'restore' then mean_duration_seconds else 0 end) as checkpoint_restore_seconds
+    from {{ ref('int_goodput__checkpoint_badput') }}
+    group by run_name
+
+),
+
+recovery as (
+
+    select run_name, sum(infrastructure_recovery_seconds) as infrastructure_recovery_seconds
+    from {{ ref('int_goodput__disruptions') }}
+    group by run_name
+
+),
+
+assembled as (
+
+    select
+        job_bounds.run_name,
+        job_bounds.counted_entries,
+        job_bounds.first_job_start_epoch,
+        job_bounds.last_job_end_epoch,
+        {{ goodput_as_of_epoch() }} as evaluated_at_epoch,
+        final_segment.run_name is not null as has_steps,
+        coalesce(final_segment.max_step, 0) as last_recorded_step,
+        case
+            when final_segment.run_name is null then 0
+            when job_bounds.last_job_end_epoch is not null then final_segment.max_step
+            else final_segment.max_productive_step
+        end as max_productive_step,
+        coalesce(segment_totals.disruptions, 0) as disruptions,
+        case
+            when final_segment.run_name is null then 0
+            else segment_totals.segment_productive_seconds
+                + coalesce(job_bounds.last_job_end_epoch - final_segment.max_step_start_epoch, 0)
+                - coalesce(checkpoints.checkpoint_save_seconds, 0)
+        end as productive_seconds,
+        coalesce(paired.tpu_initialization_seconds, 0) as tpu_initialization_seconds,
+        coalesce(paired.training_prep_seconds, 0) as training_prep_seconds,
+        coalesce(segment_totals.program_startup_seconds, 0) as program_startup_seconds,
+        coalesce(data_loading.data_loading_sync_seconds, 0) as data_loading_sync_seconds,
+        coalesce(data_loading.data_loading_seconds, 0) - coalesce(data_loading.data_loading_sync_seconds, 0)
+            as data_loading_async_seconds,
+        coalesce(checkpoints.checkpoint_save_seconds, 0) as checkpoint_save_seconds,
+        coalesce(checkpoints.checkpoint_restore_seconds, 0) as checkpoint_restore_seconds,
+        coalesce(segment_totals.wasted_progress_seconds, 0) as wasted_progress_seconds,
+        coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds
+    from job_bounds
+    left join segment_totals on segment_totals.run_name = job_bounds.run_name
+    left join final_segment on final_segment.run_name = job_bounds.run_name
+    left join paired on paired.run_name = job_bounds.run_name
+    left join data_loading on data_loading.run_name = job_bounds.run_name
+    left join checkpoints on checkpoints.run_name = job_bounds.run_name
+    left join recovery on recovery.run_name = job_bounds.run_name
+
+),
+
+{%- set to_microseconds = "(floor({x}) * 1000000 + round(({x} - floor({x})) * 1000000)) / 1000000.0" %}
+
+with_total as (
+
+    select
+        assembled.*,
+        case
+            when first_job_start_epoch is null then null
+            else coalesce(
+                    {{ to_microseconds.format(x='last_job_end_epoch') }},
+                    evaluated_at_epoch
+                )
+                - {{ to_microseconds.format(x='first_job_start_epoch') }}
+        end as total_elapsed_seconds
+    from assembled
+
+)
+
+select * from with_total

@@ -1,0 +1,121 @@
+{#
+  Ideal step time and step deviation as the library computes them:
+  - ideal = var('goodput_ideal_step_seconds') when configured, else the mean of
+    the step times >= 1 s that are <= median + 3 * MAD (scipy's
+    median_abs_deviation, scale 1);
+  - deviation of a step = |step time - ideal|;
+  - the exported figure (compute_step_deviation_from_baseline, cumulative):
+    fewer than 100 steps: mean deviation; fewer than 1,100: 90th percentile of
+    the last 100; else that minus the median of the 1,000 before them, "last"
+    meaning in the order the steps were first timed.
+#}
+
+{%- set configured_ideal = var('goodput_ideal_step_seconds', none) %}
+
+with
+
+step_times as (
+
+    select * from {{ ref('int_goodput__step_times') }}
+
+),
+
+eligible as (
+
+    select
+        run_name,
+        step_seconds,
+        {{ goodput_percentile_cont_over('step_seconds', 0.5, 'run_name') }} as median_seconds
+    from step_times
+    where step_seconds >= 1.0
+
+),
+
+spread as (
+
+    select
+        eligible.*,
+        {{ goodput_percentile_cont_over('abs(step_seconds - median_seconds)', 0.5, 'run_name') }}
+            as median_absolute_deviation
+    from eligible
+
+),
+
+computed_ideal as (
+
+    select
+        run_name,
+        avg(
+            case when step_seconds <= median_seconds + 3 * median_absolute_deviation then step_seconds end
+        ) as ideal_step_seconds
+    from spread
+    group by run_name
+
+),
+
+ideal as (
+
+    select
+        runs.run_name,
+        {% if configured_ideal is not none -%}
+        cast({{ configured_ideal }} as {{ dbt.type_float() }})
+        {%- else -%}
+        computed_ideal.ideal_step_seconds
+        {%- endif %} as ideal_step_seconds
+    from (select distinct run_name from step_times) as runs
+    left join computed_ideal
+        on computed_ideal.run_name = runs.run_name
+
+),
+
+deviations as (
+
+    select
+        step_times.run_name,
+        step_times.step_count,
+        step_times.first_timed_seq,
+        step_times.timed_from_seq,
+        step_times.step_seconds,
+        ideal.ideal_step_seconds,
+        abs(step_times.step_seconds - ideal.ideal_step_seconds) as deviation_seconds,
+        row_number() over (
+            partition by step_times.run_name order by step_times.first_timed_seq desc
+        ) as recency_rank,
+        count(*) over (partition by step_times.run_name) as timed_steps
+    from step_times
+    inner join ideal
+        on ideal.run_name = step_times.run_name
+    where ideal.ideal_step_seconds is not null and ideal.ideal_step_seconds != 0
+
+),
+
+windowed as (
+
+    select
+        deviations.*,
+        avg(deviation_seconds) over (partition by run_name) as mean_deviation_seconds,
+        {{ goodput_percentile_cont_over(
+            'case when recency_rank <= 100 then deviation_seconds end', 0.9, 'run_name') }}
+            as recent_p90_deviation_seconds,
+        {{ goodput_percentile_cont_over(
+            'case when recency_rank > 100 and recency_rank <= 1100 then deviation_seconds end', 0.5, 'run_name') }}
+            as baseline_median_deviation_seconds
+    from deviations
+
+)
+
+select
+    run_name,
+    step_count,
+    first_timed_seq,
+    timed_from_seq,
+    step_seconds,
+    ideal_step_seconds,
+    deviation_seconds,
+    timed_steps,
+    case
+        when timed_steps < 100 then mean_deviation_seconds
+        when timed_steps < 1100 then recent_p90_deviation_seconds
+        else recent_p90_deviation_seconds - baseline_median_deviation_seconds
+    end as step_time_deviation_seconds
+from windowed

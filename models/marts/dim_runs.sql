@@ -1,0 +1,77 @@
+{#
+  One row per run in the warehouse, whether or not its entries are counted:
+  where it is logged, how much was landed, and how it ended.
+#}
+
+with
+
+events as (
+
+    select * from {{ ref('stg_goodput__events') }}
+
+),
+
+cumulative as (
+
+    select * from {{ ref('fct_goodput_cumulative') }}
+
+),
+
+runs as (
+
+    select
+        run_name,
+        min(log_name) as log_name,
+        count(distinct log_name) as log_names,
+        count(*) as landed_entries,
+        sum(case when is_counted then 1 else 0 end) as counted_entries,
+        sum(case when not job_name_matches then 1 else 0 end) as foreign_job_name_entries,
+        min(entry_at) as first_entry_at,
+        max(entry_at) as last_entry_at,
+        max(loaded_at) as last_loaded_at
+    from events
+    group by run_name
+
+),
+
+final as (
+
+    select
+        runs.run_name,
+        runs.log_name,
+        {{ dbt.split_part('runs.log_name', "'/'", 2) }} as project_id,
+        runs.log_names,
+        runs.landed_entries,
+        runs.counted_entries,
+        runs.foreign_job_name_entries,
+        runs.first_entry_at,
+        runs.last_entry_at,
+        runs.last_loaded_at,
+        cumulative.first_job_start_at,
+        cumulative.last_job_end_at,
+        case
+            when cumulative.run_name is null then 'no counted entries'
+            when cumulative.first_job_start_at is null then 'no job start'
+            when cumulative.is_running then 'running'
+            else 'finished'
+        end as status
+    from runs
+    left join cumulative on cumulative.run_name = runs.run_name
+
+)
+
+select
+    run_name,
+    log_name,
+    project_id,
+    log_names,
+    landed_entries,
+    counted_entries,
+    foreign_job_name_entries,
+    first_entry_at,
+    last_entry_at,
+    last_loaded_at,
+    first_job_start_at,
+    last_job_end_at,
+    status
+from final

@@ -1,0 +1,59 @@
+{#
+  One row per (run, Badput type, custom event type or null): seconds and share
+  of the total elapsed time, as get_job_goodput(include_badput_breakdown=True)
+  reports them (a share is 0 unless 0 < seconds < total).
+#}
+
+with
+
+buckets as (
+
+    select * from {{ ref('int_goodput__badput_buckets') }}
+
+),
+
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
+
+),
+
+final as (
+
+    select
+        buckets.run_name,
+        buckets.badput_type,
+        buckets.custom_badput_event_type,
+        buckets.badput_seconds,
+        case
+            when buckets.badput_seconds > 0 and buckets.badput_seconds < buckets.total_elapsed_seconds
+                then buckets.badput_seconds / buckets.total_elapsed_seconds * 100
+            else 0
+        end as badput_pct,
+        buckets.raw_seconds,
+        buckets.was_sanitized,
+        badput_types.counts_against_goodput,
+        badput_types.exported_to_gcm,
+        case
+            when buckets.custom_badput_event_type is not null
+                then buckets.badput_type || '.' || buckets.custom_badput_event_type
+            else buckets.badput_type
+        end as gcm_badput_source
+    from buckets
+    inner join badput_types
+        on badput_types.badput_type = buckets.badput_type
+
+)
+
+select
+    run_name,
+    badput_type,
+    custom_badput_event_type,
+    badput_seconds,
+    badput_pct,
+    raw_seconds,
+    was_sanitized,
+    counts_against_goodput,
+    exported_to_gcm,
+    gcm_badput_source
+from final

@@ -1,0 +1,42 @@
+{#
+  One row per restart the library detects: the last step before it, the step
+  training resumed from, the progress wasted and the infrastructure recovery time.
+#}
+
+with
+
+disruptions as (
+
+    select * from {{ ref('int_goodput__disruptions') }}
+
+),
+
+final as (
+
+    select
+        run_name,
+        disruption_no,
+        last_step_before,
+        {{ goodput_epoch_to_timestamp('last_step_start_epoch') }} as last_step_start_at,
+        max_step_before,
+        resume_step,
+        {{ goodput_epoch_to_timestamp('resume_start_epoch') }} as resumed_at,
+        {{ goodput_epoch_to_timestamp('restart_job_start_epoch') }} as restart_job_start_at,
+        wasted_seconds,
+        infrastructure_recovery_seconds
+    from disruptions
+
+)
+
+select
+    run_name,
+    disruption_no,
+    last_step_before,
+    last_step_start_at,
+    max_step_before,
+    resume_step,
+    resumed_at,
+    restart_job_start_at,
+    wasted_seconds,
+    infrastructure_recovery_seconds
+from final

@@ -1,0 +1,108 @@
+{#
+  One row per run: what GoodputCalculator.get_job_goodput and
+  get_step_deviation report for it, for every run in the warehouse at once.
+#}
+
+with
+
+totals as (
+
+    select * from {{ ref('int_goodput__run_totals') }}
+
+),
+
+badput as (
+
+    select
+        run_name,
+        sum(case when badput_type != 'DATA_LOADING_ASYNC' then badput_seconds else 0 end) as badput_seconds,
+        max(case when badput_type = 'OTHER' then badput_seconds end) as other_seconds,
+        max(case when was_sanitized then 1 else 0 end) = 1 as has_sanitized_badput
+    from {{ ref('int_goodput__badput_buckets') }}
+    group by run_name
+
+),
+
+deviation as (
+
+    select
+        run_name,
+        max(ideal_step_seconds) as ideal_step_seconds,
+        max(step_time_deviation_seconds) as step_time_deviation_seconds
+    from {{ ref('int_goodput__step_deviation') }}
+    group by run_name
+
+),
+
+validity as (
+
+    select
+        totals.*,
+        case
+            when totals.first_job_start_epoch is null then 'no job start recorded'
+            when totals.total_elapsed_seconds = 0 then 'total job time is zero'
+            when totals.productive_seconds < 0 or totals.productive_seconds > totals.total_elapsed_seconds
+                then 'productive time outside [0, total]'
+        end as invalid_reason
+    from totals
+
+),
+
+final as (
+
+    select
+        validity.run_name,
+        {{ goodput_epoch_to_timestamp('validity.first_job_start_epoch') }} as first_job_start_at,
+        {{ goodput_epoch_to_timestamp('validity.last_job_end_epoch') }} as last_job_end_at,
+        validity.last_job_end_epoch is null as is_running,
+        validity.total_elapsed_seconds,
+        validity.productive_seconds,
+        case
+            when validity.invalid_reason is null
+                then validity.productive_seconds / validity.total_elapsed_seconds * 100
+        end as goodput_pct,
+        badput.badput_seconds,
+        badput.other_seconds,
+        validity.max_productive_step,
+        validity.last_recorded_step,
+        validity.disruptions,
+        deviation.ideal_step_seconds,
+        deviation.step_time_deviation_seconds,
+        validity.invalid_reason is null as is_valid,
+        validity.invalid_reason,
+        coalesce(badput.has_sanitized_badput, false) as has_sanitized_badput,
+        validity.counted_entries,
+        {{ goodput_epoch_to_timestamp('validity.evaluated_at_epoch') }} as evaluated_at,
+        validity.first_job_start_epoch,
+        validity.last_job_end_epoch,
+        validity.evaluated_at_epoch
+    from validity
+    left join badput on badput.run_name = validity.run_name
+    left join deviation on deviation.run_name = validity.run_name
+
+)
+
+select
+    run_name,
+    first_job_start_at,
+    last_job_end_at,
+    is_running,
+    total_elapsed_seconds,
+    productive_seconds,
+    goodput_pct,
+    badput_seconds,
+    other_seconds,
+    max_productive_step,
+    last_recorded_step,
+    disruptions,
+    ideal_step_seconds,
+    step_time_deviation_seconds,
+    is_valid,
+    invalid_reason,
+    has_sanitized_badput,
+    counted_entries,
+    evaluated_at,
+    first_job_start_epoch,
+    last_job_end_epoch,
+    evaluated_at_epoch
+from final

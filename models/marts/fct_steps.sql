@@ -1,0 +1,74 @@
+{#
+  One row per recorded step entry: its segment, start, the interval to the next
+  step entry of the segment (the step's time) and how the library counts it.
+  The last step entry of a segment has no interval: it is productive only once
+  the job has ended (its time then runs to the job end, see fct_goodput_cumulative).
+#}
+
+with
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_segmented') }}
+    where step_start_epoch is not null
+
+),
+
+intervals as (
+
+    select * from {{ ref('int_goodput__step_productive_time') }}
+
+),
+
+deviations as (
+
+    select * from {{ ref('int_goodput__step_deviation') }}
+
+),
+
+final as (
+
+    select
+        entries.run_name,
+        entries.event_seq,
+        entries.segment_no,
+        entries.step_count,
+        {{ goodput_epoch_to_timestamp('entries.step_start_epoch') }} as step_start_at,
+        entries.step_start_epoch,
+        entries.is_restart,
+        intervals.raw_seconds as duration_seconds,
+        coalesce(intervals.interval_class, 'open') as interval_class,
+        intervals.interval_class = 'productive' as is_productive,
+        intervals.interval_class = 'wasted' as is_wasted,
+        coalesce(intervals.custom_badput_seconds, 0) as custom_badput_seconds,
+        coalesce(intervals.adjusted_seconds, 0) as productive_seconds,
+        deviations.step_seconds as deviation_step_seconds,
+        deviations.deviation_seconds
+    from entries
+    left join intervals
+        on intervals.run_name = entries.run_name
+        and intervals.segment_no = entries.segment_no
+        and intervals.interval_step = entries.step_count
+    left join deviations
+        on deviations.run_name = entries.run_name
+        and deviations.timed_from_seq = entries.event_seq
+
+)
+
+select
+    run_name,
+    event_seq,
+    segment_no,
+    step_count,
+    step_start_at,
+    step_start_epoch,
+    is_restart,
+    duration_seconds,
+    interval_class,
+    is_productive,
+    is_wasted,
+    custom_badput_seconds,
+    productive_seconds,
+    deviation_step_seconds,
+    deviation_seconds
+from final

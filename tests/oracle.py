@@ -1,0 +1,100 @@
+"""Drive the reference library (ml-goodput-measurement 0.2.3) offline, as an oracle.
+
+The library's own tests inject a cloud logger into GoodputRecorder and
+GoodputCalculator; we do the same: a logger that keeps entries in a list, fed
+either by the real GoodputRecorder or by entries already landed. The
+calculator's clock is frozen so "now" (the evaluation time of a running job)
+is the same instant our dbt build is given with goodput_as_of.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import types
+from pathlib import Path
+from typing import Any, Iterator
+
+from ml_goodput_measurement.src import goodput as lib_goodput
+
+
+class ListCloudLogger:
+    """Stands in for the library's _CloudLogger: entries live in a list, in write order."""
+
+    def __init__(self, job_name: str, entries: list[dict[str, Any]] | None = None):
+        self.job_name = job_name
+        self.entries: list[dict[str, Any]] = list(entries or [])
+
+    def write_cloud_logging_entry(self, entry: dict[str, Any] | None) -> None:
+        if entry is None or entry.get("job_name") != self.job_name:
+            return
+        self.entries.append(entry)
+
+    def flush(self) -> None:
+        pass
+
+    def read_cloud_logging_entries(self, start_time=None, end_time=None, last_entry_info=None):
+        last = (dt.datetime.now(dt.timezone.utc), str(len(self.entries))) if self.entries else (None, None)
+        return list(self.entries), last
+
+
+@contextlib.contextmanager
+def frozen_library_clock(now: dt.datetime) -> Iterator[None]:
+    """Make the library's datetime.datetime.now() return `now`."""
+
+    class FrozenDatetime(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):  # noqa: D401 - mirrors datetime.now
+            return now if tz is None else now.astimezone(tz)
+
+    original = lib_goodput.datetime
+    lib_goodput.datetime = types.SimpleNamespace(
+        datetime=FrozenDatetime, timezone=dt.timezone, timedelta=dt.timedelta
+    )
+    try:
+        yield
+    finally:
+        lib_goodput.datetime = original
+
+
+def reference_goodput(
+    job_name: str,
+    payloads: list[dict[str, Any]],
+    as_of: dt.datetime,
+    cache_dir: Path,
+    configured_ideal_step_time: float | None = None,
+) -> dict[str, Any]:
+    """What GoodputCalculator reports for these payloads (in processing order) at `as_of`."""
+    logger = ListCloudLogger(job_name, payloads)
+    calculator = lib_goodput.GoodputCalculator(
+        job_name=job_name, logger_name=f"goodput_{job_name}", cloud_logger=logger, cache_dir=str(cache_dir)
+    )
+    result: dict[str, Any] = {}
+    with frozen_library_clock(as_of):
+        try:
+            goodput_pct, breakdown, last_step = calculator.get_job_goodput(
+                include_badput_breakdown=True, configured_ideal_step_time=configured_ideal_step_time
+            )
+        except ValueError as exc:
+            return {"error": str(exc)}
+        details = calculator.get_job_goodput_details()
+    result["goodput_pct"] = goodput_pct
+    result["max_productive_step"] = last_step
+    result["breakdown_pct"] = breakdown
+    result["productive_seconds"] = details["goodput_time"][lib_goodput.GoodputType.TOTAL]
+    result["badput_seconds"] = details["badput_time"]
+    result["total_elapsed_seconds"] = details["total_elapsed_time"]
+    result["disruptions"] = details["disruption_count"]
+    result["ideal_step_seconds"] = details["ideal_step_time"]
+    deviations = details["step_time_deviation"]
+    if deviations:
+        from ml_goodput_measurement.src import goodput_utils
+
+        result["step_time_deviation_seconds"] = float(
+            goodput_utils.compute_step_deviation_from_baseline(deviations)
+        )
+    else:
+        result["step_time_deviation_seconds"] = None
+    info = calculator._goodput_cache.get_goodput_info()  # the cache is where it keeps these
+    result["last_recorded_step"] = info.last_recorded_step if info else None
+    return result
