@@ -22,6 +22,7 @@ Three things differ from the library on purpose:
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import random
 import time
@@ -232,6 +233,13 @@ class LoggingReader:
         return random.uniform(cap / 2, cap)
 
     def batches(self) -> Iterator[LoggingBatch]:
+        """Keyset pagination: each request asks for the next page strictly after the cursor.
+
+        google-cloud-logging hides page boundaries behind a generator, and a page
+        token cannot survive a crash anyway; a fresh query per page from the
+        committed cursor is restart-safe, and one request per page is what the
+        rate limiter paces.
+        """
         import google.cloud.logging
         from google.api_core import exceptions as gexc
 
@@ -240,24 +248,21 @@ class LoggingReader:
         while True:
             filter_ = build_filter(self.options.project, self.run_name, self.lower, self.upper, self._last)
             try:
-                iterator = self.client.list_entries(
-                    resource_names=[f"projects/{self.options.project}"],
-                    filter_=filter_,
-                    order_by=google.cloud.logging.ASCENDING,
-                    page_size=self.options.page_size,
+                self.limiter.acquire()
+                self.requests += 1
+                # islice: asking the client's generator for one entry more than a
+                # page would make it fetch (and bill) the next page.
+                page = list(
+                    itertools.islice(
+                        self.client.list_entries(
+                            resource_names=[f"projects/{self.options.project}"],
+                            filter_=filter_,
+                            order_by=google.cloud.logging.ASCENDING,
+                            page_size=self.options.page_size,
+                        ),
+                        self.options.page_size,
+                    )
                 )
-                pages = iterator.pages
-                while True:
-                    self.limiter.acquire()
-                    self.requests += 1
-                    page = next(pages, None)
-                    if page is None:
-                        return
-                    batch = self._convert_page(page)
-                    attempt = 0
-                    yield batch
-                    if batch.cursor is not None:
-                        self._last = (batch.cursor.timestamp_us, batch.cursor.insert_id)  # type: ignore[assignment]
             except transient as exc:
                 attempt += 1
                 self.retries += 1
@@ -268,6 +273,7 @@ class LoggingReader:
                         "the failure is committed; run the same command again to resume."
                     ) from exc
                 self.sleep(self._backoff(attempt))
+                continue
             except (gexc.PermissionDenied, gexc.Unauthenticated, gexc.Forbidden, gexc.Unauthorized) as exc:
                 raise SourceError(
                     f"Cloud Logging refused to list entries of project {self.options.project}: {exc}. "
@@ -275,6 +281,14 @@ class LoggingReader:
                 ) from exc
             except gexc.GoogleAPICallError as exc:
                 raise SourceError(f"Cloud Logging rejected the query for {self.log_name}: {exc}") from exc
+            attempt = 0
+            if not page:
+                return
+            batch = self._convert_page(page)
+            yield batch
+            if batch.cursor is None or len(page) < self.options.page_size:
+                return
+            self._last = (batch.cursor.timestamp_us, batch.cursor.insert_id)  # type: ignore[assignment]
 
     def _convert_page(self, page: Any) -> LoggingBatch:
         """Validate a page; the cursor moves past rejected entries too, so they are not re-read."""

@@ -76,31 +76,49 @@ def source_key(path: Path) -> str:
     return f"file:{path.resolve()}"
 
 
-def fingerprint(path: Path) -> str:
-    """Hash of the file's first MiB: unchanged when an export only grows."""
+def fingerprint(path: Path, length: int | None = None) -> str:
+    """``"<n>:<sha256 of the first n bytes>"``, n at most 1 MiB.
+
+    A cursor keeps the fingerprint of the file as it was; the same n bytes of
+    the file now hash the same if the file has only grown since (appended
+    NDJSON lines, appended gzip members), so the load resumes after them.
+    """
+    size = path.stat().st_size
+    n = min(size, FINGERPRINT_BYTES) if length is None else length
+    if n > size:
+        return f"{n}:shorter"
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        digest.update(fh.read(FINGERPRINT_BYTES))
-    return digest.hexdigest()
+        digest.update(fh.read(n))
+    return f"{n}:{digest.hexdigest()}"
 
 
-class _CountingReader:
-    """Counts compressed bytes read, for progress on gzip files."""
+def _same_head(path: Path, stored: str | None) -> bool:
+    if not stored or ":" not in stored:
+        return False
+    length = stored.split(":", 1)[0]
+    return length.isdigit() and fingerprint(path, int(length)) == stored
+
+
+class _CountingReader(io.RawIOBase):
+    """Counts bytes read from disk (compressed bytes for gzip), for progress."""
 
     def __init__(self, raw: IO[bytes]):
+        super().__init__()
         self.raw = raw
         self.count = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size)
-        self.count += len(data)
-        return data
 
     def readable(self) -> bool:
         return True
 
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        self.count += n or 0
+        return n
+
     def close(self) -> None:
         self.raw.close()
+        super().close()
 
 
 class FileReader:
@@ -116,7 +134,7 @@ class FileReader:
         self.fingerprint = fingerprint(self.path)
         self.skip = 0
         self.previous_timestamp_us: int | None = None
-        if cursor is not None and not options.rescan and cursor.fingerprint == self.fingerprint:
+        if cursor is not None and not options.rescan and _same_head(self.path, cursor.fingerprint):
             # Same head (the file is the same or has grown): skip committed records.
             self.skip = cursor.offset or 0
             self.previous_timestamp_us = cursor.timestamp_us
@@ -126,9 +144,9 @@ class FileReader:
     # -- opening ---------------------------------------------------------
     def _open_text(self) -> IO[str]:
         raw = open(self.path, "rb")
-        self._counter = _CountingReader(raw)
         head = raw.read(2)
         raw.seek(0)
+        self._counter = _CountingReader(raw)
         binary: IO[bytes]
         if head == GZIP_MAGIC:
             binary = gzip.GzipFile(fileobj=self._counter, mode="rb")  # type: ignore[arg-type]

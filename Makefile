@@ -1,0 +1,41 @@
+# Two commands a newcomer needs: `make demo` and `make test`. Each creates the
+# virtualenv and installs what it needs by itself.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_DB ?= goodput.duckdb
+DEMO_DATA ?= demo_data
+# The demo's runs start 10 hours ago, so the one still running is evaluated "now".
+DEMO_START := $(shell date -u -d '-10 hours' +%Y-%m-%dT%H:00:00Z)
+
+.PHONY: demo test install install-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+demo: install
+	rm -rf $(DEMO_DATA) $(DEMO_DB)
+	$(BIN)/goodput-loader simulate $(DEMO_DATA) --runs 4 --steps 2000 --restarts 1 --running 1 --start $(DEMO_START)
+	$(BIN)/goodput-loader --verbose load --duckdb $(DEMO_DB) $(DEMO_DATA)
+	$(BIN)/goodput-loader build --duckdb $(DEMO_DB)
+	$(BIN)/goodput-loader report --duckdb $(DEMO_DB)
+
+test: install-test
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(DEMO_DATA) $(DEMO_DB) target logs

@@ -1,0 +1,142 @@
+"""Read the marts back for `goodput-loader report` and `rejects`.
+
+The report opens the warehouse read-only, so it can run beside a notebook; it
+reads only the marts a `build` produced and says so when they are missing.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from goodput_loader.errors import LoaderError
+
+BUCKET_ORDER = [
+    "TPU_INITIALIZATION",
+    "TRAINING_PREP",
+    "PROGRAM_STARTUP",
+    "DATA_LOADING_SYNC",
+    "DATA_LOADING_ASYNC",
+    "UNPRODUCTIVE_CHECKPOINT_SAVE_TIME",
+    "UNPRODUCTIVE_CHECKPOINT_RESTORE_TIME",
+    "WASTED_PROGRESS_FROM_DISRUPTION",
+    "INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION",
+    "CUSTOM_BADPUT_EVENTS",
+    "OTHER",
+]
+
+
+def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(duckdb_path, read_only=True)
+    except duckdb.Error as exc:
+        raise LoaderError(f"cannot open {duckdb_path}: {exc}") from exc
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    try:
+        cursor = con.execute(sql, params)
+    except duckdb.CatalogException as exc:
+        raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
+    con = _connect(duckdb_path)
+    try:
+        where = "where run_name in (select unnest(?))" if runs else ""
+        params: list[Any] = [runs] if runs else []
+        cumulative = _rows(con, f"select * from main.fct_goodput_cumulative {where} order by run_name", params)
+        breakdown = _rows(
+            con,
+            f"""select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
+                       gcm_badput_source, counts_against_goodput
+                from main.fct_badput_breakdown {where}
+                order by run_name, badput_type, custom_badput_event_type""",
+            params,
+        )
+    finally:
+        con.close()
+    if runs:
+        missing = sorted(set(runs) - {row["run_name"] for row in cumulative})
+        if missing:
+            raise LoaderError(f"no such run in the marts: {', '.join(missing)}")
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for row in breakdown:
+        by_run.setdefault(row["run_name"], []).append(row)
+    return {"runs": [{**row, "badput": by_run.get(row["run_name"], [])} for row in cumulative]}
+
+
+def _fmt_seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    hours, rest = divmod(float(value), 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{int(hours)}h{int(minutes):02d}m{seconds:04.1f}s" if hours else f"{int(minutes)}m{seconds:04.1f}s"
+
+
+def render_report(data: dict[str, Any], console: Console | None = None) -> None:
+    """Two tables: Goodput per run, then Badput % per bucket and run."""
+    # Wide enough for the tables when piped (rich would assume 80 columns).
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    runs = data["runs"]
+    if not runs:
+        console.print("no runs in the warehouse: load some entries, then `goodput-loader build`")
+        return
+    summary = Table(title="Goodput per run", header_style="bold")
+    for column in ["run", "status", "elapsed", "productive", "goodput %", "max step", "disruptions",
+                   "ideal step s", "step dev s"]:
+        summary.add_column(column, justify="left" if column in ("run", "status") else "right")
+    for run in runs:
+        status = "running" if run["is_running"] else "finished"
+        if not run["is_valid"]:
+            status = f"invalid: {run['invalid_reason']}"
+        summary.add_row(
+            run["run_name"],
+            status,
+            _fmt_seconds(run["total_elapsed_seconds"]),
+            _fmt_seconds(run["productive_seconds"]),
+            "-" if run["goodput_pct"] is None else f"{run['goodput_pct']:.2f}",
+            str(run["max_productive_step"]),
+            str(run["disruptions"]),
+            "-" if run["ideal_step_seconds"] is None else f"{run['ideal_step_seconds']:.3f}",
+            "-" if run["step_time_deviation_seconds"] is None else f"{run['step_time_deviation_seconds']:.3f}",
+        )
+    console.print(summary)
+
+    labels: list[str] = []
+    for bucket in BUCKET_ORDER:
+        for run in runs:
+            for row in run["badput"]:
+                if row["badput_type"] == bucket and row["gcm_badput_source"] not in labels:
+                    labels.append(row["gcm_badput_source"])
+    badput = Table(title="Badput % of elapsed time (DATA_LOADING_ASYNC overlaps training: not counted)",
+                   header_style="bold")
+    badput.add_column("badput")
+    for run in runs:
+        badput.add_column(run["run_name"], justify="right")
+    for label in labels:
+        cells = []
+        for run in runs:
+            match = [r for r in run["badput"] if r["gcm_badput_source"] == label]
+            cells.append(f"{match[0]['badput_pct']:.2f}" if match else "-")
+        badput.add_row(label, *cells)
+    console.print(badput)
+
+
+def rejected_rows(duckdb_path: str, limit: int) -> list[dict[str, Any]]:
+    con = _connect(duckdb_path)
+    try:
+        return _rows(
+            con,
+            "select source, location, reason, raw, rejected_at from goodput_raw.rejected_entries "
+            "order by rejected_at desc, location limit ?",
+            [limit],
+        )
+    finally:
+        con.close()

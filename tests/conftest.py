@@ -1,0 +1,55 @@
+"""Shared fixtures: a temporary warehouse, the CLI, and queries against it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from goodput_loader.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse.duckdb"
+
+
+def run_cli(*args: str, expect: int | None = 0) -> Any:
+    """Run goodput-loader in-process; check the exit code unless expect is None."""
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    if expect is not None:
+        assert result.exit_code == expect, f"exit {result.exit_code}\nstdout:{result.stdout}\nstderr:{result.stderr}"
+    return result
+
+
+def query(db: Path, sql: str, params: list[Any] | None = None) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def dbt_build(db: Path, as_of: dt.datetime, *extra: str) -> subprocess.CompletedProcess:
+    """`goodput-loader build` in a subprocess (dbt keeps global state per process)."""
+    env = dict(os.environ)
+    result = subprocess.run(
+        [str(BIN / "goodput-loader"), "build", "--duckdb", str(db), "--as-of", as_of.isoformat(), *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, f"dbt build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+    return result

@@ -1,0 +1,94 @@
+"""Validation of single entries: what lands, what is rejected and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from goodput_loader.entries import (
+    InvalidEntry,
+    format_rfc3339_us,
+    from_bare_payload,
+    from_log_entry,
+    log_name_for,
+    parse_rfc3339_us,
+    split_log_name,
+)
+
+
+def entry(payload, **overrides):
+    base = {
+        "logName": "projects/p/logs/goodput_run-1",
+        "insertId": "abc",
+        "timestamp": "2026-01-01T00:00:00.123456789Z",
+        "severity": "INFO",
+        "jsonPayload": payload,
+    }
+    base.update(overrides)
+    return base
+
+
+def test_rfc3339_nanoseconds_truncate_and_offsets_apply():
+    assert parse_rfc3339_us("1970-01-01T00:00:01.999999999Z", "t") == 1_999_999
+    assert parse_rfc3339_us("1970-01-01T01:00:00+01:00", "t") == 0
+    assert format_rfc3339_us(1_999_999) == "1970-01-01T00:00:01.999999Z"
+    with pytest.raises(InvalidEntry, match="not an RFC 3339"):
+        parse_rfc3339_us("yesterday", "timestamp")
+
+
+def test_log_name_round_trip_with_url_encoding():
+    name = log_name_for("p", "team/run 1")
+    assert name == "projects/p/logs/goodput_team%2Frun%201"
+    assert split_log_name(name) == ("p", "team/run 1")
+
+
+def test_step_entry_lands_with_flag_for_foreign_job_name():
+    landed = from_log_entry(entry({"job_name": "other", "step_count": 3, "step_start_time": 1.5}), "f:1")
+    assert landed.run_name == "run-1"
+    assert landed.timestamp_us == parse_rfc3339_us("2026-01-01T00:00:00.123456Z", "t")
+    assert not landed.job_name_matches
+
+
+@pytest.mark.parametrize(
+    "payload, reason",
+    [
+        ({"job_name": "run-1", "step_count": 3}, "no step_start_time"),
+        ({"job_name": "run-1", "step_count": "x", "step_start_time": 1.0}, "step_count must be an integer"),
+        ({"job_name": "run-1", "job_start_time": "noon"}, "job_start_time must be a number"),
+        ({"job_name": "run-1", "custom_badput_event_start_time": 1.0}, "custom_badput_event_type"),
+        ({"job_name": 7}, "job_name must be a string"),
+        ({"step": 1, "event_type": "save", "directory": "gs://b"}, "checkpoint_manager_blocking_duration_secs"),
+        ({"step": "one", "event_type": "restore", "directory": "/l", "checkpoint_manager_duration_secs": 1.0},
+         "integer step"),
+    ],
+)
+def test_wrong_types_and_missing_keys_are_rejected_with_reason(payload, reason):
+    with pytest.raises(InvalidEntry, match=reason):
+        from_log_entry(entry(payload), "f:1")
+
+
+def test_envelope_errors_name_the_field():
+    with pytest.raises(InvalidEntry, match="logName"):
+        from_log_entry(entry({}, logName="nope"), "f:1")
+    with pytest.raises(InvalidEntry, match="textPayload"):
+        from_log_entry({"logName": "projects/p/logs/goodput_r", "textPayload": "hi"}, "f:1")
+    with pytest.raises(InvalidEntry, match="insertId"):
+        from_log_entry(entry({}, insertId=""), "f:1")
+
+
+def test_unknown_payload_keys_are_landed_not_dropped():
+    landed = from_log_entry(entry({"job_name": "run-1", "elastic_wait_start_time": 4.0}), "f:1")
+    assert "elastic_wait_start_time" in landed.payload
+
+
+def test_bare_payload_takes_time_from_payload_and_order_from_line():
+    landed = from_bare_payload(
+        {"job_name": "r", "job_start_time": 10.25}, run_name="r", project="p", line_number=7,
+        previous_timestamp_us=None, location="f:7",
+    )
+    assert landed.timestamp_us == 10_250_000
+    assert landed.insert_id == "line-000000000007"
+    orbax = from_bare_payload(
+        {"step": 1, "event_type": "save", "directory": "gs://b", "checkpoint_manager_blocking_duration_secs": 1.0},
+        run_name="r", project="p", line_number=8, previous_timestamp_us=10_250_000, location="f:8",
+    )
+    assert orbax.timestamp_us == 10_250_000
