@@ -1,0 +1,43 @@
+"""dbt build (models, data tests, unit tests) on a temporary DuckDB of simulated runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import dbt_build, query, run_cli
+
+from goodput_loader.simulate import RunSpec, fleet, write_run
+
+
+def test_build_tests_and_report_on_simulated_runs(tmp_path, warehouse):
+    start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    specs = fleet(4, seed=3, steps=800, restarts=1, running=1, start=start,
+                  base=RunSpec(name="", start=0.0, duplicate_rate=0.01))
+    for spec in specs:
+        write_run(spec, tmp_path / "data", "proj", compress=True)
+    run_cli("load", "--duckdb", warehouse, tmp_path / "data")
+    result = dbt_build(warehouse, start + dt.timedelta(days=1))
+    assert "ERROR=0" in result.stdout or result.returncode == 0
+
+    rows = query(warehouse, "select run_name, is_running, goodput_pct, disruptions from fct_goodput_cumulative "
+                            "order by run_name")
+    assert [r[0] for r in rows] == [s.name for s in specs]
+    assert [r[1] for r in rows] == [not s.finished for s in specs]
+    assert all(0 < r[2] < 100 for r in rows)
+    assert [r[3] for r in rows] == [s.restarts for s in specs]
+    assert query(warehouse, "select count(*) from fct_disruptions") == [(sum(s.restarts for s in specs),)]
+
+    report = run_cli("report", "--duckdb", warehouse)
+    assert "Goodput per run" in report.stdout and specs[0].name in report.stdout
+    as_json = run_cli("report", "--json", "--duckdb", warehouse, "--run", specs[0].name)
+    assert '"badput_type": "CUSTOM_BADPUT_EVENTS"' in as_json.stdout
+    missing = run_cli("report", "--duckdb", warehouse, "--run", "nope", expect=1)
+    assert "no such run" in missing.stderr
+
+
+def test_report_before_build_says_what_to_do(warehouse, tmp_path):
+    spec = RunSpec(name="r", start=1_795_000_000.0, steps=20)
+    path, _ = write_run(spec, tmp_path, "proj", compress=False)
+    run_cli("load", "--duckdb", warehouse, path)
+    result = run_cli("report", "--duckdb", warehouse, expect=1)
+    assert "goodput-loader build" in result.stderr
