@@ -52,7 +52,8 @@ attributed as (
         + (case when ranked.rank_from_segment_end = 1 and restarts.segment_end_seq is not null then 1 else 0 end)
             as sync_count
     from ranked
-    inner join restarts
+    -- a run without step entries has no segments, and still its first interval is sync
+    left join restarts
         on restarts.run_name = ranked.run_name
         and restarts.segment_no = ranked.end_segment_no
 
