@@ -179,15 +179,14 @@ class DuckDBSink:
                         on conflict do nothing""",
                     [source, now],
                 ).fetchone()[0]
-            rejected = 0
             if rejections:
                 rejected_batch = _rejections_table(rejections)  # noqa: F841
-                rejected = con.execute(
+                con.execute(
                     f"""insert into {RAW_SCHEMA}.rejected_entries
                         select ?, location, reason, raw, ? from rejected_batch
                         on conflict do nothing""",
                     [source, now],
-                ).fetchone()[0]
+                )
             if cursor is not None:
                 con.execute(
                     f"""insert into {RAW_SCHEMA}.load_state
