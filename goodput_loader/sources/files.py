@@ -170,8 +170,8 @@ class FileReader:
         record_no = 0
         try:
             with self._open_text() as text:
-                first = self._peek_first_char(text)
-                if first is None:
+                prefix = self._read_prefix(text)
+                if not prefix:
                     self.shape = "empty"
                     if self.skip == 0:
                         batch.rejections.append(
@@ -180,7 +180,8 @@ class FileReader:
                     batch.cursor = self._cursor(0)
                     yield batch
                     return
-                records = self._json_array(text) if first == "[" else self._ndjson(text)
+                parse = self._json_array if prefix.lstrip()[0] == "[" else self._ndjson
+                records = parse(text, prefix)
                 for record_no, item in enumerate(records, start=1):
                     if record_no <= self.skip:
                         continue
@@ -224,25 +225,23 @@ class FileReader:
         )
 
     @staticmethod
-    def _peek_first_char(text: IO[str]) -> str | None:
-        # TextIOWrapper cannot seek back cheaply on gzip: read a small prefix and
-        # remember it for the parsers.
+    def _read_prefix(text: IO[str]) -> str:
+        """The start of the file, up to its first non-blank character ("" if it has none).
+
+        A gzip stream cannot seek back cheaply, so the shape is decided on this
+        prefix and the parsers continue from it.
+        """
         prefix = text.read(4096)
-        stripped = prefix.lstrip()
-        text._goodput_prefix = prefix  # type: ignore[attr-defined]
-        if not stripped:
-            rest = text.read(1 << 16)
-            while rest and not rest.strip():
-                rest = text.read(1 << 16)
-            if not rest:
-                return None
-            text._goodput_prefix = prefix + rest  # type: ignore[attr-defined]
-            return rest.lstrip()[0]
-        return stripped[0]
+        while prefix and not prefix.strip():
+            more = text.read(1 << 16)
+            if not more:
+                return ""
+            prefix += more
+        return prefix
 
     # -- NDJSON ----------------------------------------------------------
-    def _lines(self, text: IO[str]) -> Iterator[str]:
-        prefix: str = text._goodput_prefix  # type: ignore[attr-defined]
+    @staticmethod
+    def _lines(text: IO[str], prefix: str) -> Iterator[str]:
         first_rest = text.readline()
         block = prefix + first_rest
         lines = block.split("\n")
@@ -251,9 +250,9 @@ class FileReader:
         yield from (line + "\n" for line in lines)
         yield from text
 
-    def _ndjson(self, text: IO[str]) -> Iterator[LandedEntry | Rejection]:
+    def _ndjson(self, text: IO[str], prefix: str) -> Iterator[LandedEntry | Rejection]:
         self.shape = "ndjson"
-        for line_no, line in enumerate(self._lines(text), start=1):
+        for line_no, line in enumerate(self._lines(text, prefix), start=1):
             if not line.strip():
                 continue
             location = f"{self.path}:{line_no}"
@@ -265,10 +264,10 @@ class FileReader:
             yield self._convert(obj, location, line_no, line)
 
     # -- JSON array (gcloud --format=json) --------------------------------
-    def _json_array(self, text: IO[str]) -> Iterator[LandedEntry | Rejection]:
+    def _json_array(self, text: IO[str], prefix: str) -> Iterator[LandedEntry | Rejection]:
         self.shape = "json_array"
         decoder = json.JSONDecoder()
-        buf: str = text._goodput_prefix  # type: ignore[attr-defined]
+        buf = prefix
         pos = buf.index("[") + 1
         line_no = 1 + buf.count("\n", 0, pos)
         eof = False
