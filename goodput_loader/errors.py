@@ -13,12 +13,6 @@ class LoaderError(Exception):
     exit_code = 1
 
 
-class UsageError(LoaderError):
-    """The command line asks for something impossible."""
-
-    exit_code = 2
-
-
 class SourceError(LoaderError):
     """A source (file, Cloud Logging) could not be read at all."""
 

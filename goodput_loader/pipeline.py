@@ -8,17 +8,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable
 
-from goodput_loader.entries import LandedEntry, Rejection
 from goodput_loader.progress import LoadProgress
-from goodput_loader.sinks.base import Cursor, Sink
-
-
-class Batch(Protocol):
-    entries: Sequence[LandedEntry]
-    rejections: Sequence[Rejection]
-    cursor: Cursor | None
+from goodput_loader.sinks.base import Batch, Sink
 
 
 @dataclass
@@ -65,7 +58,7 @@ def land(
             task,
             entries=summary.read,
             rejected=summary.rejected,
-            completed=getattr(batch, "bytes_read", None),
+            completed=batch.bytes_read,
         )
     summary.seconds = time.monotonic() - started
     return summary

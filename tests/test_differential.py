@@ -20,7 +20,7 @@ from typing import Any
 from conftest import dbt_build, query, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from ml_goodput_measurement.src.goodput import BadputType, GoodputRecorder
+from ml_goodput_measurement.src.goodput import GoodputRecorder
 from support.oracle import ListCloudLogger, reference_goodput
 
 from goodput_loader.entries import format_rfc3339_us, log_name_for

@@ -10,7 +10,7 @@ met again, and whatever did not commit is read again from the old cursor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from goodput_loader.entries import LandedEntry, Rejection
@@ -33,6 +33,22 @@ class Cursor:
     offset: int | None = None
     fingerprint: str | None = None
     entries_landed: int = 0
+
+
+@dataclass
+class Batch:
+    """What a source hands the sink to commit at once: entries, rejections, the new cursor.
+
+    ``bytes_read`` (files) is how far into the input the batch ends, for progress.
+    """
+
+    entries: list[LandedEntry] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    cursor: Cursor | None = None
+    bytes_read: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.entries) + len(self.rejections)
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ import itertools
 import json
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from goodput_loader.entries import (
     InvalidEntry,
-    LandedEntry,
     Rejection,
     format_rfc3339_us,
     from_log_entry,
@@ -40,7 +39,7 @@ from goodput_loader.entries import (
     truncate_raw,
 )
 from goodput_loader.errors import SourceError, TransientError
-from goodput_loader.sinks.base import Cursor
+from goodput_loader.sinks.base import Batch, Cursor
 
 DEFAULT_LOOKBACK = dt.timedelta(days=30)
 MAX_PAGE_SIZE = 1000
@@ -59,13 +58,6 @@ class LoggingOptions:
     retry_initial_delay: float = 1.0
     retry_max_delay: float = 60.0
     requests_per_minute: float = 60.0
-
-
-@dataclass
-class LoggingBatch:
-    entries: list[LandedEntry] = field(default_factory=list)
-    rejections: list[Rejection] = field(default_factory=list)
-    cursor: Cursor | None = None
 
 
 def quote_filter_string(value: str) -> str:
@@ -212,8 +204,6 @@ class LoggingReader:
         self.key = self.source_key_for(options.project, run_name)
         self.limiter = limiter
         self.sleep = sleep
-        self.requests = 0
-        self.retries = 0
         self._last: tuple[int, str] | None = None
         if cursor is not None and cursor.timestamp_us is not None and cursor.insert_id is not None:
             self._last = (cursor.timestamp_us, cursor.insert_id)
@@ -232,7 +222,7 @@ class LoggingReader:
         cap = min(self.options.retry_max_delay, self.options.retry_initial_delay * 2 ** (attempt - 1))
         return random.uniform(cap / 2, cap)
 
-    def batches(self) -> Iterator[LoggingBatch]:
+    def batches(self) -> Iterator[Batch]:
         """Keyset pagination: each request asks for the next page strictly after the cursor.
 
         google-cloud-logging hides page boundaries behind a generator, and a page
@@ -249,7 +239,6 @@ class LoggingReader:
             filter_ = build_filter(self.options.project, self.run_name, self.lower, self.upper, self._last)
             try:
                 self.limiter.acquire()
-                self.requests += 1
                 # islice: asking the client's generator for one entry more than a
                 # page would make it fetch (and bill) the next page.
                 page = list(
@@ -265,7 +254,6 @@ class LoggingReader:
                 )
             except transient as exc:
                 attempt += 1
-                self.retries += 1
                 if attempt > self.options.max_retries:
                     raise TransientError(
                         f"Cloud Logging kept failing for {self.log_name} after "
@@ -290,9 +278,9 @@ class LoggingReader:
                 return
             self._last = (batch.cursor.timestamp_us, batch.cursor.insert_id)  # type: ignore[assignment]
 
-    def _convert_page(self, page: Any) -> LoggingBatch:
+    def _convert_page(self, page: Any) -> Batch:
         """Validate a page; the cursor moves past rejected entries too, so they are not re-read."""
-        batch = LoggingBatch()
+        batch = Batch()
         last: tuple[int, str] | None = None
         for entry in page:
             obj = _entry_to_api_dict(entry)

@@ -22,7 +22,7 @@ import io
 import json
 import re
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -38,7 +38,7 @@ from goodput_loader.entries import (
     truncate_raw,
 )
 from goodput_loader.errors import SourceError
-from goodput_loader.sinks.base import Cursor
+from goodput_loader.sinks.base import Batch, Cursor
 
 GZIP_MAGIC = b"\x1f\x8b"
 FINGERPRINT_BYTES = 1 << 20
@@ -47,19 +47,6 @@ _MAX_ELEMENT_CHARS = 16 << 20
 # gcloud prints one element per top-level "{" at indentation 0-2: a place to
 # resynchronise after a malformed element.
 _ELEMENT_START_RE = re.compile(r"\n {0,2}\{")
-
-
-@dataclass
-class FileBatch:
-    """Records read since the previous batch, and the cursor once they commit."""
-
-    entries: list[LandedEntry] = field(default_factory=list)
-    rejections: list[Rejection] = field(default_factory=list)
-    cursor: Cursor | None = None
-    bytes_read: int = 0
-
-    def __len__(self) -> int:
-        return len(self.entries) + len(self.rejections)
 
 
 @dataclass(frozen=True)
@@ -164,9 +151,9 @@ class FileReader:
         return self._counter.count if self._counter else 0
 
     # -- batches ---------------------------------------------------------
-    def batches(self) -> Iterator[FileBatch]:
+    def batches(self) -> Iterator[Batch]:
         """Yield batches; the last one carries the final cursor even if empty."""
-        batch = FileBatch()
+        batch = Batch()
         record_no = 0
         try:
             with self._open_text() as text:
@@ -194,7 +181,7 @@ class FileReader:
                         batch.cursor = self._cursor(record_no)
                         batch.bytes_read = self.bytes_read
                         yield batch
-                        batch = FileBatch()
+                        batch = Batch()
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             batch.rejections.append(
                 Rejection(
