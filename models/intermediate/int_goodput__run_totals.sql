@@ -124,7 +124,6 @@ assembled as (
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,
         {{ goodput_as_of_epoch() }} as evaluated_at_epoch,
-        final_segment.run_name is not null as has_steps,
         coalesce(final_segment.max_step, 0) as last_recorded_step,
         case
             when final_segment.run_name is null then 0
