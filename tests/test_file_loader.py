@@ -80,6 +80,8 @@ def test_malformed_lines_are_rejected_with_file_line_and_reason(tmp_path, wareho
     assert len(landed(warehouse)) == 2
     raw = query(warehouse, "select raw from goodput_raw.rejected_entries where location like '%:2'")
     assert raw == [("{not json",)]
+    listed = json.loads(run_cli("rejects", "--json", "--duckdb", warehouse).stdout)
+    assert sorted(row["location"] for row in listed) == sorted(loc for loc, _ in rows)
     # --strict turns rejections into exit code 3 (and re-loading adds no duplicate rejections)
     run_cli("load", "--strict", "--rescan", "--duckdb", warehouse, path, expect=3)
     assert len(rejected(warehouse)) == 4
