@@ -64,6 +64,11 @@ duckdb_option = click.option(
     help="DuckDB file of the warehouse (created if missing).",
 )
 
+project_dir_option = click.option(
+    "--project-dir", type=click.Path(file_okay=False, exists=True),
+    help="dbt project directory (default: the one shipped with goodput_loader).",
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="goodput-loader")
@@ -258,23 +263,26 @@ def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, 
 @main.command(context_settings={"ignore_unknown_options": True})
 @duckdb_option
 @click.option("--as-of", help="Evaluation time for runs that have not ended (ISO 8601). Default: now.")
-@click.option("--project-dir", type=click.Path(file_okay=False, exists=True),
-              help="dbt project directory (default: the one shipped with goodput_loader).")
+@click.option("--var", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="Set a project var (VALUE is YAML), e.g. --var rolling_grid_seconds=300. Repeatable.")
+@project_dir_option
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_obj
-def build(obj: _Context, duckdb_path: str, as_of: str | None, project_dir: str | None,
-          dbt_args: tuple[str, ...]) -> None:
+def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple[str, ...],
+          project_dir: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse; extra DBT_ARGS are passed to dbt (e.g. --select marts).
 
     \b
-    Example:
+    Examples:
       goodput-loader build --as-of 2026-12-01T00:00:00Z -- --select +fct_goodput_cumulative
+      goodput-loader build --var 'rolling_windows_seconds=[3600, 86400]' -- --full-refresh
     """
-    from goodput_loader.dbt import run_dbt
+    from goodput_loader.dbt import parse_var, run_dbt
 
     as_of_time = _parse_time(as_of, "--as-of")
+    variables = dict(_run(parse_var, a) for a in assignments)
     _run(run_dbt, ["build", *dbt_args], duckdb_path=duckdb_path, as_of=as_of_time,
-         project_dir=project_dir, quiet=not obj.verbose)
+         project_dir=project_dir, quiet=not obj.verbose, variables=variables)
 
 
 # ------------------------------------------------------------------- report

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from goodput_loader.errors import LoaderError
 
@@ -31,10 +31,25 @@ def find_project_dir(explicit: str | None = None) -> Path:
     )
 
 
-def dbt_vars(as_of: dt.datetime | None) -> dict[str, str]:
-    if as_of is None:
-        return {}
-    return {"goodput_as_of": as_of.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+def dbt_vars(as_of: dt.datetime | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The --vars dbt gets: the evaluation time plus any user-given project vars."""
+    variables: dict[str, Any] = dict(extra or {})
+    if as_of is not None:
+        variables["goodput_as_of"] = as_of.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return variables
+
+
+def parse_var(assignment: str) -> tuple[str, Any]:
+    """KEY=VALUE from the command line; VALUE is YAML, so 60 is a number and [5, 60] a list."""
+    import yaml
+
+    key, sep, value = assignment.partition("=")
+    if not sep or not key.strip():
+        raise LoaderError(f"--var {assignment!r}: expected KEY=VALUE, e.g. rolling_grid_seconds=300")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise LoaderError(f"--var {key}: value {value!r} is not valid YAML: {exc}") from exc
 
 
 def run_dbt(
@@ -45,6 +60,7 @@ def run_dbt(
     project_dir: str | None = None,
     quiet: bool = True,
     target: str = "duckdb",
+    variables: dict[str, Any] | None = None,
 ) -> None:
     """Invoke dbt in-process; raise LoaderError naming what failed."""
     from dbt.cli.main import dbtRunner
@@ -53,9 +69,9 @@ def run_dbt(
     os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
     os.environ.setdefault("GOODPUT_DBT_TARGET", target)
     cli_args = [*args, "--project-dir", str(project), "--profiles-dir", str(project), "--target", target]
-    variables = dbt_vars(as_of)
-    if variables:
-        cli_args += ["--vars", json.dumps(variables)]
+    all_vars = dbt_vars(as_of, variables)
+    if all_vars:
+        cli_args += ["--vars", json.dumps(all_vars)]
     if quiet:
         cli_args = ["--quiet", *cli_args]
     result = dbtRunner().invoke(cli_args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -38,6 +39,18 @@ def query(db: Path, sql: str, params: list[Any] | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+def land_runs(tmp_path: Path, runs: dict[str, list[dict[str, Any]]]) -> Path:
+    """Write every run's LogEntries to one NDJSON file and load it into a new warehouse."""
+    path = tmp_path / "entries.ndjson"
+    with open(path, "w") as fh:
+        for entries in runs.values():
+            fh.writelines(json.dumps(e) + "\n" for e in entries)
+    db = tmp_path / "warehouse.duckdb"
+    run_cli("load", "--duckdb", db, path)
+    assert query(db, "select count(*) from goodput_raw.rejected_entries") == [(0,)]
+    return db
 
 
 def dbt_build(db: Path, as_of: dt.datetime, *extra: str) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ counted as (
         row_number() over (partition by run_name order by entry_at, insert_id) as event_seq,
         event_kind,
         entry_at,
+        event_epoch,
         insert_id,
         job_start_epoch,
         job_end_epoch,

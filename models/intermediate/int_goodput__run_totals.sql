@@ -163,6 +163,8 @@ with_total as (
 
     select
         assembled.*,
+        -- where the elapsed time starts counting (the first job start, to the microsecond)
+        {{ to_microseconds.format(x='first_job_start_epoch') }} as elapsed_origin_epoch,
         case
             when first_job_start_epoch is null then null
             else coalesce(

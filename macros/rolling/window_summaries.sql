@@ -1,0 +1,59 @@
+{#
+  The two shapes every rolling mart takes from window values (rows of
+  int_goodput__rolling_values or int_goodput__latest_window_values: one per
+  window and measure), as selects to put in CTEs. `extra` names columns
+  carried through unchanged (e.g. computed_at).
+#}
+
+{#- One row per window: elapsed, productive, counted Badput (every bucket but
+    DATA_LOADING_ASYNC, OTHER included) and disruptions inside it. -#}
+{% macro goodput_window_totals(values, extra=[]) -%}
+    {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
+                    'start_offset', 'end_offset'] + extra -%}
+    select
+        {% for key in keys %}{{ key }},
+        {% endfor -%}
+        end_offset - start_offset as elapsed_seconds,
+        elapsed_origin_epoch + start_offset as window_start_epoch,
+        elapsed_origin_epoch + end_offset as counted_until_epoch,
+        sum(case when measure = 'PRODUCTIVE' then window_amount else 0 end) as productive_seconds,
+        sum(
+            case
+                when measure not in ('PRODUCTIVE', 'DISRUPTIONS', 'DATA_LOADING_ASYNC') then window_amount
+                else 0
+            end
+        ) as badput_seconds,
+        cast(round(sum(case when measure = 'DISRUPTIONS' then window_amount else 0 end)) as {{ dbt.type_bigint() }})
+            as disruptions
+    from {{ values }}
+    group by {{ keys | join(', ') }}
+{%- endmacro %}
+
+
+{#- One row per window and Badput bucket of the run (every bucket, 0 where
+    none of it falls in the window). -#}
+{% macro goodput_window_buckets(values, extra=[]) -%}
+    {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
+                    'start_offset', 'end_offset'] + extra -%}
+    select
+        {% for key in keys %}windows.{{ key }},
+        {% endfor -%}
+        windows.end_offset - windows.start_offset as elapsed_seconds,
+        windows.elapsed_origin_epoch + windows.start_offset as window_start_epoch,
+        windows.elapsed_origin_epoch + windows.end_offset as counted_until_epoch,
+        buckets.badput_type,
+        nullif(buckets.custom_badput_event_type, '') as custom_badput_event_type,
+        coalesce(window_values.window_amount, 0) as badput_seconds
+    from (select distinct {{ keys | join(', ') }} from {{ values }}) as windows
+    inner join (
+        select distinct run_name, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type
+        from {{ ref('int_goodput__badput_buckets') }}
+    ) as buckets
+        on buckets.run_name = windows.run_name
+    left join {{ values }} as window_values
+        on window_values.run_name = windows.run_name
+        and window_values.window_seconds = windows.window_seconds
+        and window_values.window_end_epoch = windows.window_end_epoch
+        and window_values.measure = buckets.badput_type
+        and window_values.custom_badput_event_type = buckets.custom_badput_event_type
+{%- endmacro %}

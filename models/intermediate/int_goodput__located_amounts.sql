@@ -1,0 +1,368 @@
+{#
+  Every amount of the cumulative attribution, located on the time axis: one
+  row per piece of productive time, Badput bucket, deduction or disruption,
+  spread uniformly over [start_epoch, end_epoch] (a point when they are equal).
+  The pieces of a run add up, measure by measure, to int_goodput__run_totals
+  and int_goodput__badput_buckets (before sanitising), so a window's value is
+  its overlap with these rows:
+  - a productive step interval counts its raw length as PRODUCTIVE; each custom
+    event inside it moves its span from PRODUCTIVE to CUSTOM_BADPUT_EVENTS (once
+    per interval holding it, as the library counts it); when the events exceed
+    the interval the library floors the step at zero, and the excess comes back
+    as a PRODUCTIVE correction over the interval;
+  - PROGRAM_STARTUP moves from PRODUCTIVE to its bucket over the segment's first
+    productive interval(s);
+  - the last step of an ended job is PRODUCTIVE up to the job end;
+  - a checkpoint save moves its averaged blocking time from PRODUCTIVE (only
+    when the run has steps, as the library deducts it) to
+    UNPRODUCTIVE_CHECKPOINT_SAVE_TIME, starting where its first record started;
+  - restore, accelerator init, training prep, data loading (sync and async by
+    the times each interval counts as sync), wasted progress, infrastructure
+    recovery: their own spans;
+  - DISRUPTIONS: a count of 1 at each restart's resume step.
+#}
+
+with
+
+productive_time as (
+
+    select * from {{ ref('int_goodput__step_productive_time') }}
+
+),
+
+custom_in_steps as (
+
+    select * from {{ ref('int_goodput__custom_badput_in_steps') }}
+
+),
+
+segments as (
+
+    select * from {{ ref('int_goodput__segment_metrics') }}
+
+),
+
+totals as (
+
+    select * from {{ ref('int_goodput__run_totals') }}
+
+),
+
+paired as (
+
+    select * from {{ ref('int_goodput__paired_intervals') }}
+    where interval_kind in ('tpu_initialization', 'training_prep')
+
+),
+
+data_loading as (
+
+    select * from {{ ref('int_goodput__data_loading') }}
+
+),
+
+checkpoints as (
+
+    select * from {{ ref('int_goodput__checkpoint_badput') }}
+
+),
+
+disruptions as (
+
+    select * from {{ ref('int_goodput__disruptions') }}
+
+),
+
+entries as (
+
+    select * from {{ ref('int_goodput__entries_segmented') }}
+
+),
+
+{% set no_type = "cast('' as " ~ dbt.type_string() ~ ")" %}
+
+step_amounts as (
+
+    select
+        run_name,
+        segment_no,
+        'PRODUCTIVE' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'step interval' as component,
+        start_epoch,
+        end_epoch,
+        raw_seconds as amount
+    from productive_time
+    where interval_class = 'productive'
+
+    union all
+
+    select
+        run_name,
+        segment_no,
+        'PRODUCTIVE',
+        {{ no_type }},
+        'step floored at zero',
+        start_epoch,
+        end_epoch,
+        custom_badput_seconds - raw_seconds
+    from productive_time
+    where interval_class = 'productive' and custom_badput_seconds > raw_seconds
+
+    union all
+
+    select
+        run_name,
+        segment_no,
+        'WASTED_PROGRESS_FROM_DISRUPTION',
+        {{ no_type }},
+        'wasted step interval',
+        start_epoch,
+        end_epoch,
+        raw_seconds
+    from productive_time
+    where interval_class = 'wasted'
+
+),
+
+custom_amounts as (
+
+    select
+        run_name,
+        segment_no,
+        measure,
+        custom_badput_event_type,
+        'custom event in step' as component,
+        start_epoch,
+        end_epoch,
+        case when measure = 'PRODUCTIVE' then -duration_seconds else duration_seconds end as amount
+    from custom_in_steps
+    cross join (
+        select 'PRODUCTIVE' as measure
+        union all
+        select 'CUSTOM_BADPUT_EVENTS'
+    ) as sides
+
+),
+
+first_steps as (
+
+    select
+        productive_time.run_name,
+        productive_time.segment_no,
+        productive_time.start_epoch,
+        productive_time.end_epoch,
+        segments.program_startup_seconds * productive_time.adjusted_seconds / segments.first_step_seconds
+            as startup_seconds
+    from productive_time
+    inner join segments
+        on segments.run_name = productive_time.run_name
+        and segments.segment_no = productive_time.segment_no
+    where productive_time.interval_class = 'productive'
+        and productive_time.is_first_step
+        and segments.program_startup_seconds > 0
+
+),
+
+startup_amounts as (
+
+    select
+        run_name,
+        segment_no,
+        measure,
+        {{ no_type }} as custom_badput_event_type,
+        'program startup' as component,
+        start_epoch,
+        end_epoch,
+        case when measure = 'PRODUCTIVE' then -startup_seconds else startup_seconds end as amount
+    from first_steps
+    cross join (
+        select 'PRODUCTIVE' as measure
+        union all
+        select 'PROGRAM_STARTUP'
+    ) as sides
+
+),
+
+last_step_amounts as (
+
+    select
+        totals.run_name,
+        segments.segment_no,
+        'PRODUCTIVE' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'last step until job end' as component,
+        segments.max_step_start_epoch as start_epoch,
+        totals.last_job_end_epoch as end_epoch,
+        totals.last_job_end_epoch - segments.max_step_start_epoch as amount
+    from totals
+    inner join segments
+        on segments.run_name = totals.run_name
+        and segments.is_final_segment
+    where totals.last_job_end_epoch is not null
+
+),
+
+checkpoint_located as (
+
+    select
+        checkpoints.run_name,
+        coalesce(entries.segment_no, 0) as segment_no,
+        checkpoints.operation,
+        checkpoints.mean_duration_seconds,
+        coalesce(
+            checkpoints.first_started_epoch,
+            checkpoints.first_logged_epoch - checkpoints.mean_duration_seconds
+        ) as start_epoch,
+        steps_recorded.run_name is not null as run_has_steps
+    from checkpoints
+    left join entries
+        on entries.run_name = checkpoints.run_name
+        and entries.event_seq = checkpoints.first_event_seq
+    left join (select run_name from segments where is_final_segment) as steps_recorded
+        on steps_recorded.run_name = checkpoints.run_name
+
+),
+
+checkpoint_amounts as (
+
+    select
+        run_name,
+        segment_no,
+        case
+            when operation = 'restore' then 'UNPRODUCTIVE_CHECKPOINT_RESTORE_TIME'
+            else 'UNPRODUCTIVE_CHECKPOINT_SAVE_TIME'
+        end as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'checkpoint ' || operation as component,
+        start_epoch,
+        start_epoch + mean_duration_seconds as end_epoch,
+        mean_duration_seconds as amount
+    from checkpoint_located
+
+    union all
+
+    select
+        run_name,
+        segment_no,
+        'PRODUCTIVE',
+        {{ no_type }},
+        'checkpoint save',
+        start_epoch,
+        start_epoch + mean_duration_seconds,
+        -mean_duration_seconds
+    from checkpoint_located
+    where operation = 'save' and run_has_steps
+
+),
+
+interval_amounts as (
+
+    select
+        run_name,
+        end_segment_no as segment_no,
+        case
+            when interval_kind = 'tpu_initialization' then 'TPU_INITIALIZATION'
+            else 'TRAINING_PREP'
+        end as measure,
+        {{ no_type }} as custom_badput_event_type,
+        interval_kind as component,
+        start_epoch,
+        end_epoch,
+        duration_seconds as amount
+    from paired
+
+    union all
+
+    select
+        run_name,
+        end_segment_no,
+        'DATA_LOADING_SYNC',
+        {{ no_type }},
+        'data loading',
+        start_epoch,
+        end_epoch,
+        duration_seconds * sync_count
+    from data_loading
+    where sync_count > 0
+
+    union all
+
+    select
+        run_name,
+        end_segment_no,
+        'DATA_LOADING_ASYNC',
+        {{ no_type }},
+        'data loading',
+        start_epoch,
+        end_epoch,
+        duration_seconds * (1 - sync_count)
+    from data_loading
+    where sync_count != 1
+
+),
+
+disruption_amounts as (
+
+    select
+        run_name,
+        disruption_no as segment_no,
+        'INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'restart recovery' as component,
+        last_step_start_epoch as start_epoch,
+        restart_job_start_epoch as end_epoch,
+        infrastructure_recovery_seconds as amount
+    from disruptions
+    where infrastructure_recovery_seconds > 0
+
+    union all
+
+    select
+        run_name,
+        disruption_no,
+        'DISRUPTIONS',
+        {{ no_type }},
+        'restart',
+        resume_start_epoch,
+        resume_start_epoch,
+        1
+    from disruptions
+
+),
+
+unioned as (
+
+    select * from step_amounts
+    union all
+    select * from custom_amounts
+    union all
+    select * from startup_amounts
+    union all
+    select * from last_step_amounts
+    union all
+    select * from checkpoint_amounts
+    union all
+    select * from interval_amounts
+    union all
+    select * from disruption_amounts
+
+),
+
+final as (
+
+    select
+        run_name,
+        segment_no,
+        measure,
+        custom_badput_event_type,
+        component,
+        least(start_epoch, end_epoch) as start_epoch,
+        greatest(start_epoch, end_epoch) as end_epoch,
+        amount
+    from unioned
+    where amount != 0
+
+)
+
+select * from final

@@ -1,0 +1,250 @@
+{{ config(materialized='table') }}
+{#
+  The cumulative curve of every measure of every run, as breakpoints: C(x) =
+  the measure's located amounts up to x seconds after the job start. Between
+  two breakpoints C is linear, so
+      C(x) = value_at + slope_after * (x - at_offset)
+  with the last breakpoint at or before x. Windows then need two lookups per
+  measure (C(end) - C(start)), never a scan of the amounts.
+
+  - Offsets are seconds since the run's elapsed origin; amounts located
+    outside [0, total elapsed] are squeezed onto its edges, so the curve
+    reaches the run's total at the end and the whole job adds up.
+  - Buckets the library zeroes when sanitising (below 0 or above the total)
+    have no curve.
+  - COUNTED is productive time plus every counted bucket (all but
+    DATA_LOADING_ASYNC): OTHER up to x is max(0, min over [x, total] of
+    S(s) = s - COUNTED(s)), the slack left once every later overlap of
+    buckets is paid for. That is non-decreasing (no window gets negative
+    OTHER), adds up over any partition, and ends at the library's
+    max(0, total - productive - counted). next_future_min is that minimum
+    over the breakpoints after this one.
+  - Slopes are summed per stretch of overlapping amounts and reset to exactly
+    zero between stretches, so rounding does not creep along the run.
+#}
+
+with
+
+amounts as (
+
+    select * from {{ ref('int_goodput__located_amounts') }}
+
+),
+
+totals as (
+
+    select * from {{ ref('int_goodput__run_totals') }}
+    where total_elapsed_seconds > 0
+
+),
+
+sanitized as (
+
+    select
+        run_name,
+        badput_type,
+        coalesce(custom_badput_event_type, '') as custom_badput_event_type
+    from {{ ref('int_goodput__badput_buckets') }}
+    where was_sanitized
+
+),
+
+kept as (
+
+    select
+        amounts.run_name,
+        amounts.measure,
+        amounts.custom_badput_event_type,
+        totals.total_elapsed_seconds,
+        least(greatest(amounts.start_epoch - totals.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
+            as start_offset,
+        least(greatest(amounts.end_epoch - totals.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
+            as end_offset,
+        amounts.amount
+    from amounts
+    inner join totals
+        on totals.run_name = amounts.run_name
+    left join sanitized
+        on sanitized.run_name = amounts.run_name
+        and sanitized.badput_type = amounts.measure
+        and sanitized.custom_badput_event_type = amounts.custom_badput_event_type
+    where sanitized.run_name is null
+
+),
+
+with_counted as (
+
+    select run_name, measure, custom_badput_event_type, start_offset, end_offset, amount
+    from kept
+
+    union all
+
+    select run_name, 'COUNTED', '', start_offset, end_offset, amount
+    from kept
+    where measure not in ('DATA_LOADING_ASYNC', 'DISRUPTIONS')
+
+    union all
+
+    -- the job's two ends are breakpoints of COUNTED, so S is linear between its breakpoints
+    select run_name, 'COUNTED', '', edge.at_offset, edge.at_offset, 0
+    from (
+        select run_name, 0.0 as at_offset from totals
+        union all
+        select run_name, total_elapsed_seconds from totals
+    ) as edge
+
+),
+
+events as (
+
+    -- a span shorter than a microsecond is a point: its amount jumps there
+    {% set is_span = "end_offset - start_offset > 1e-6" %}
+    select
+        run_name,
+        measure,
+        custom_badput_event_type,
+        start_offset as at_offset,
+        case when {{ is_span }} then 1 else 0 end as active_delta,
+        case when {{ is_span }} then amount / (end_offset - start_offset) else 0 end as slope_delta,
+        case when {{ is_span }} then 0 else amount end as jump
+    from with_counted
+
+    union all
+
+    select
+        run_name,
+        measure,
+        custom_badput_event_type,
+        end_offset,
+        -1,
+        -amount / (end_offset - start_offset),
+        0
+    from with_counted
+    where {{ is_span }}
+
+),
+
+breakpoints as (
+
+    select
+        run_name,
+        measure,
+        custom_badput_event_type,
+        at_offset,
+        sum(active_delta) as active_delta,
+        sum(slope_delta) as slope_delta,
+        sum(jump) as jump
+    from events
+    group by run_name, measure, custom_badput_event_type, at_offset
+
+),
+
+active as (
+
+    select
+        breakpoints.*,
+        sum(active_delta) over by_offset as active_after
+    from breakpoints
+    window by_offset as (
+        partition by run_name, measure, custom_badput_event_type
+        order by at_offset
+        rows between unbounded preceding and current row
+    )
+
+),
+
+stretches as (
+
+    select
+        active.*,
+        coalesce(
+            sum(case when active_after = 0 then 1 else 0 end) over (
+                partition by run_name, measure, custom_badput_event_type
+                order by at_offset
+                rows between unbounded preceding and 1 preceding
+            ),
+            0
+        ) as stretch_no
+    from active
+
+),
+
+slopes as (
+
+    select
+        stretches.*,
+        case
+            when active_after = 0 then 0
+            else sum(slope_delta) over (
+                partition by run_name, measure, custom_badput_event_type, stretch_no
+                order by at_offset
+                rows between unbounded preceding and current row
+            )
+        end as slope_after
+    from stretches
+
+),
+
+increments as (
+
+    select
+        slopes.*,
+        jump + coalesce(
+            lag(slope_after) over by_offset * (at_offset - lag(at_offset) over by_offset),
+            0
+        ) as increment
+    from slopes
+    window by_offset as (partition by run_name, measure, custom_badput_event_type order by at_offset)
+
+),
+
+valued as (
+
+    select
+        run_name,
+        measure,
+        custom_badput_event_type,
+        at_offset,
+        jump,
+        slope_after,
+        sum(increment) over (
+            partition by run_name, measure, custom_badput_event_type
+            order by at_offset
+            rows between unbounded preceding and current row
+        ) as value_at
+    from increments
+
+),
+
+{#- S = elapsed - COUNTED; at a jump the left limit counts too -#}
+slack as (
+
+    select
+        valued.*,
+        case
+            when measure = 'COUNTED'
+                then at_offset - greatest(value_at, value_at - jump)
+        end as lowest_slack_here
+    from valued
+
+),
+
+final as (
+
+    select
+        run_name,
+        measure,
+        custom_badput_event_type,
+        at_offset,
+        value_at,
+        slope_after,
+        min(lowest_slack_here) over (
+            partition by run_name, measure, custom_badput_event_type
+            order by at_offset
+            rows between 1 following and unbounded following
+        ) as next_future_min
+    from slack
+
+)
+
+select * from final

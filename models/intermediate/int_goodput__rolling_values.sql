@@ -1,0 +1,230 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_name', 'window_end_epoch'],
+        on_schema_change='fail'
+    )
+}}
+{#
+  Every measure of every run in every rolling window on the grid: window ends
+  at multiples of rolling_grid_seconds (UTC epoch seconds), from the first
+  after the job start to the first at or after its end (job end or evaluation
+  time), times each size in rolling_windows_seconds.
+
+  Incremental: a new build recomputes, per run, the window ends from where its
+  located amounts can have moved: the earliest amount of the segment that was
+  final at the last build (a restart reclassifies only the segment it closes;
+  program startup and data loading of that segment move with it) or the last
+  stored window end, whichever is earlier. Rows before that are kept after a
+  check: the recomputed cumulative value of every measure at that point must
+  equal the stored one (it catches checkpoint averages, sanitising and OTHER
+  moving earlier amounts); when it does not, the whole run is recomputed.
+#}
+
+{% set grid = var('rolling_grid_seconds') | int %}
+{% set windows = var('rolling_windows_seconds') %}
+
+with
+
+totals as (
+
+    select * from {{ ref('int_goodput__run_totals') }}
+    where total_elapsed_seconds > 0
+
+),
+
+final_segments as (
+
+    select run_name, max(segment_no) as final_segment_no
+    from {{ ref('int_goodput__restarts') }}
+    group by run_name
+
+),
+
+runs as (
+
+    select
+        totals.run_name,
+        totals.elapsed_origin_epoch,
+        cast(floor(totals.elapsed_origin_epoch / {{ grid }}) + 1 as {{ dbt.type_bigint() }}) * {{ grid }}
+            as first_window_end_epoch,
+        cast(
+            ceil((totals.elapsed_origin_epoch + totals.total_elapsed_seconds) / {{ grid }}) as {{ dbt.type_bigint() }}
+        ) * {{ grid }} as last_window_end_epoch,
+        coalesce(final_segments.final_segment_no, 0) as final_segment_no
+    from totals
+    left join final_segments
+        on final_segments.run_name = totals.run_name
+
+),
+
+{% if is_incremental() %}
+
+previous as (
+
+    select
+        run_name,
+        max(final_segment_no) as previous_final_segment_no,
+        max(window_end_epoch) as previous_last_end_epoch
+    from {{ this }}
+    group by run_name
+
+),
+
+moved as (
+
+    select
+        amounts.run_name,
+        min(amounts.start_epoch) as first_start_epoch
+    from {{ ref('int_goodput__located_amounts') }} as amounts
+    inner join previous
+        on previous.run_name = amounts.run_name
+        and amounts.segment_no >= previous.previous_final_segment_no
+    group by amounts.run_name
+
+),
+
+candidates as (
+
+    select
+        runs.run_name,
+        runs.final_segment_no,
+        greatest(
+            runs.first_window_end_epoch,
+            cast(
+                floor(
+                    least(
+                        coalesce(moved.first_start_epoch, previous.previous_last_end_epoch),
+                        previous.previous_last_end_epoch - {{ grid }}
+                    ) / {{ grid }}
+                ) as {{ dbt.type_bigint() }}
+            ) * {{ grid }}
+        ) as window_end_epoch,
+        {{ windows | map('int') | min }} as window_seconds
+    from runs
+    inner join previous
+        on previous.run_name = runs.run_name
+    left join moved
+        on moved.run_name = runs.run_name
+
+),
+
+{{ goodput_window_amounts('candidates', prefix='check') }},
+
+stored as (
+
+    select
+        stored.run_name,
+        stored.measure,
+        stored.custom_badput_event_type,
+        stored.cumulative_amount
+    from {{ this }} as stored
+    inner join candidates
+        on candidates.run_name = stored.run_name
+        and candidates.window_end_epoch = stored.window_end_epoch
+        and candidates.window_seconds = stored.window_seconds
+
+),
+
+changed_before as (
+
+    select distinct coalesce(check_amounts.run_name, stored.run_name) as run_name
+    from check_amounts
+    full outer join stored
+        on stored.run_name = check_amounts.run_name
+        and stored.measure = check_amounts.measure
+        and stored.custom_badput_event_type = check_amounts.custom_badput_event_type
+    where check_amounts.run_name is null
+        or stored.run_name is null
+        or abs(check_amounts.cumulative_amount - stored.cumulative_amount)
+            > 1e-9 * greatest(1, abs(stored.cumulative_amount))
+
+),
+
+recompute_from as (
+
+    select
+        runs.run_name,
+        case
+            when candidates.run_name is null or changed_before.run_name is not null
+                then runs.first_window_end_epoch
+            else candidates.window_end_epoch
+        end as from_epoch
+    from runs
+    left join candidates
+        on candidates.run_name = runs.run_name
+    left join changed_before
+        on changed_before.run_name = runs.run_name
+
+),
+
+{% endif %}
+
+grid as (
+
+    select
+        runs.run_name,
+        runs.final_segment_no,
+        window_end_epoch
+    from runs
+    {{ goodput_join_series('runs.first_window_end_epoch', 'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
+    {% if is_incremental() %}
+    inner join recompute_from
+        on recompute_from.run_name = runs.run_name
+    where window_end_epoch >= recompute_from.from_epoch
+    {% endif %}
+
+),
+
+window_sizes as (
+
+    {% for size in windows %}
+    select {{ size | int }} as window_seconds
+    {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+
+),
+
+grid_windows as (
+
+    select
+        grid.run_name,
+        grid.final_segment_no,
+        window_sizes.window_seconds,
+        grid.window_end_epoch
+    from grid
+    cross join window_sizes
+
+),
+
+{{ goodput_window_amounts('grid_windows', prefix='rolling') }},
+
+final as (
+
+    select
+        rolling_amounts.run_name,
+        rolling_amounts.window_seconds,
+        rolling_amounts.window_end_epoch,
+        rolling_bounds.start_offset,
+        rolling_bounds.end_offset,
+        rolling_bounds.elapsed_origin_epoch,
+        rolling_amounts.measure,
+        rolling_amounts.custom_badput_event_type,
+        rolling_amounts.window_amount,
+        rolling_amounts.cumulative_amount,
+        grid_windows.final_segment_no,
+        cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
+    from rolling_amounts
+    inner join rolling_bounds
+        on rolling_bounds.run_name = rolling_amounts.run_name
+        and rolling_bounds.window_seconds = rolling_amounts.window_seconds
+        and rolling_bounds.window_end_epoch = rolling_amounts.window_end_epoch
+    inner join grid_windows
+        on grid_windows.run_name = rolling_amounts.run_name
+        and grid_windows.window_seconds = rolling_amounts.window_seconds
+        and grid_windows.window_end_epoch = rolling_amounts.window_end_epoch
+
+)
+
+select * from final

@@ -1,0 +1,66 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_name', 'window_end_epoch'],
+        on_schema_change='fail'
+    )
+}}
+{#
+  One row per (run, window size, window end on the grid, Badput bucket, custom
+  event type or null): the bucket's seconds inside the window and their share
+  of the window's elapsed time. Every bucket of the run appears in every
+  window (0 when none of it falls there); over a window covering the whole job
+  the seconds equal fct_badput_breakdown.
+#}
+
+with
+
+rolling_values as (
+
+    select * from {{ ref('int_goodput__rolling_values') }}
+    {% if is_incremental() %}
+    where computed_at > (select max(computed_at) from {{ this }})
+    {% endif %}
+
+),
+
+window_buckets as (
+
+    {{ goodput_window_buckets('rolling_values', extra=['computed_at']) }}
+
+),
+
+final as (
+
+    select
+        run_name,
+        window_seconds,
+        {{ goodput_epoch_to_timestamp('window_start_epoch') }} as window_start_at,
+        {{ goodput_epoch_to_timestamp('window_end_epoch') }} as window_end_at,
+        elapsed_seconds,
+        badput_type,
+        custom_badput_event_type,
+        badput_seconds,
+        case when elapsed_seconds > 0 then badput_seconds / elapsed_seconds * 100 end as badput_pct,
+        counted_until_epoch < window_end_epoch as is_partial,
+        window_end_epoch,
+        computed_at
+    from window_buckets
+
+)
+
+select
+    run_name,
+    window_seconds,
+    window_start_at,
+    window_end_at,
+    elapsed_seconds,
+    badput_type,
+    custom_badput_event_type,
+    badput_seconds,
+    badput_pct,
+    is_partial,
+    window_end_epoch,
+    computed_at
+from final

@@ -1,0 +1,153 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_name', 'window_end_epoch'],
+        on_schema_change='fail'
+    )
+}}
+{#
+  One row per (run, window size, window end on the grid): the full history of
+  the library monitor's rolling Goodput. Elapsed time counts from the later of
+  the window start and the job start to the earlier of the window end and the
+  job end (or evaluation time); productive seconds and disruptions are what of
+  the cumulative attribution falls inside. max_productive_step is what the
+  library's get_job_goodput would report at the window end: the step of the
+  last productive interval ended by then in the current segment (0 right
+  after a restart), or the last recorded step once the job has ended.
+#}
+
+with
+
+rolling_values as (
+
+    select * from {{ ref('int_goodput__rolling_values') }}
+    {% if is_incremental() %}
+    where computed_at > (select max(computed_at) from {{ this }})
+    {% endif %}
+
+),
+
+totals as (
+
+    select * from {{ ref('int_goodput__run_totals') }}
+
+),
+
+per_window as (
+
+    {{ goodput_window_totals('rolling_values', extra=['computed_at']) }}
+
+),
+
+step_events as (
+
+    -- a productive interval reaches its step when it ends
+    select
+        intervals.run_name,
+        intervals.end_epoch - totals.elapsed_origin_epoch as at_offset,
+        intervals.segment_no,
+        1 as event_order,
+        intervals.interval_step as step
+    from {{ ref('int_goodput__step_intervals') }} as intervals
+    inner join totals
+        on totals.run_name = intervals.run_name
+    where intervals.interval_class = 'productive'
+
+    union all
+
+    -- a restart starts over: nothing is productive in the new segment yet
+    select
+        disruptions.run_name,
+        disruptions.resume_start_epoch - totals.elapsed_origin_epoch,
+        disruptions.disruption_no,
+        0,
+        0
+    from {{ ref('int_goodput__disruptions') }} as disruptions
+    inner join totals
+        on totals.run_name = disruptions.run_name
+
+    union all
+
+    -- an ended job completed its last recorded step
+    select
+        run_name,
+        total_elapsed_seconds,
+        disruptions,
+        2,
+        last_recorded_step
+    from totals
+    where last_job_end_epoch is not null and last_recorded_step > 0
+
+),
+
+window_ends as (
+
+    select distinct run_name, end_offset
+    from per_window
+
+),
+
+swept as (
+
+    select
+        run_name,
+        at_offset,
+        is_point,
+        last_value(step ignore nulls) over (
+            partition by run_name
+            order by at_offset, is_point, segment_no, event_order
+            rows between unbounded preceding and current row
+        ) as max_step
+    from (
+        select run_name, at_offset, 0 as is_point, segment_no, event_order, step
+        from step_events
+        where run_name in (select run_name from window_ends)
+        union all
+        select run_name, end_offset, 1, null, null, null from window_ends
+    ) as merged
+
+),
+
+final as (
+
+    select
+        per_window.run_name,
+        per_window.window_seconds,
+        {{ goodput_epoch_to_timestamp('per_window.window_start_epoch') }} as window_start_at,
+        {{ goodput_epoch_to_timestamp('per_window.window_end_epoch') }} as window_end_at,
+        per_window.elapsed_seconds,
+        per_window.productive_seconds,
+        case
+            when per_window.elapsed_seconds > 0
+                then per_window.productive_seconds / per_window.elapsed_seconds * 100
+        end as goodput_pct,
+        per_window.badput_seconds,
+        coalesce(swept.max_step, 0) as max_productive_step,
+        per_window.disruptions,
+        per_window.counted_until_epoch < per_window.window_end_epoch as is_partial,
+        per_window.window_end_epoch,
+        per_window.computed_at
+    from per_window
+    left join swept
+        on swept.run_name = per_window.run_name
+        and swept.at_offset = per_window.end_offset
+        and swept.is_point = 1
+
+)
+
+select
+    run_name,
+    window_seconds,
+    window_start_at,
+    window_end_at,
+    elapsed_seconds,
+    productive_seconds,
+    goodput_pct,
+    badput_seconds,
+    max_productive_step,
+    disruptions,
+    is_partial,
+    window_end_epoch,
+    computed_at
+from final

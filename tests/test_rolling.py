@@ -1,0 +1,258 @@
+"""Rolling-window and interval Goodput: the properties issue #4 requires, on random and simulated runs.
+
+1. A window covering the whole job equals the cumulative marts, bucket by bucket.
+2. Consecutive windows that partition the job add up to the cumulative marts (the grid's
+   windows of one grid step do; so do arbitrary cut points through `goodput-loader interval`).
+3. OTHER in a window is never negative, and equals elapsed - productive - counted buckets
+   in every window of a run whose located amounts never overlap.
+Window values are also recomputed here by brute force from the located amounts, so the
+curve/sweep machinery is checked against the plain definition.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from conftest import dbt_build, land_runs, query, run_cli
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from support.scenarios import envelope, record, scenario, utc
+
+from goodput_loader.simulate import RunSpec, fleet, simulate_entries
+
+TOLERANCE = 1e-6
+GRID = 10
+WINDOWS = [GRID, 25, 100_000_000]
+COUNTED_EXCLUDED = ("OTHER", "DATA_LOADING_ASYNC")
+
+
+def rolling_vars(grid: int = GRID, windows: list[int] = WINDOWS) -> list[str]:
+    return ["--var", f"rolling_grid_seconds={grid}", "--var", f"rolling_windows_seconds={json.dumps(windows)}"]
+
+
+def rows(db: Path, sql: str) -> list[dict[str, Any]]:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r)) for r in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def bucket_key(row: dict[str, Any]) -> tuple[str, str | None]:
+    return row["badput_type"], row["custom_badput_event_type"]
+
+
+def check_rolling_properties(db: Path, grid: int, windows: list[int]) -> dict[str, int]:
+    """Assert properties 1-3 on every run of the warehouse; return counts for the caller's sanity checks."""
+    problems: list[str] = []
+    cumulative = {r["run_name"]: r for r in rows(db, "select * from fct_goodput_cumulative")}
+    buckets: dict[str, dict[tuple, float]] = defaultdict(dict)
+    for r in rows(db, "select * from fct_badput_breakdown"):
+        buckets[r["run_name"]][bucket_key(r)] = r["badput_seconds"]
+    goodput = rows(db, "select * from fct_goodput_rolling")
+    badput = rows(db, "select * from fct_badput_rolling")
+    by_window: dict[tuple, dict[tuple, float]] = defaultdict(dict)
+    for r in badput:
+        by_window[(r["run_name"], r["window_seconds"], r["window_end_epoch"])][bucket_key(r)] = r["badput_seconds"]
+    last_end = {}
+    for r in goodput:
+        last_end[r["run_name"]] = max(last_end.get(r["run_name"], 0), r["window_end_epoch"])
+    timed = {name for name, c in cumulative.items() if (c["total_elapsed_seconds"] or 0) > 0}
+    if set(last_end) != timed:
+        problems.append(f"runs with windows {sorted(set(last_end) ^ timed)} differ from runs with elapsed time")
+
+    def close(a: float, b: float, what: str) -> None:
+        if not math.isclose(a, b, rel_tol=0, abs_tol=TOLERANCE):
+            problems.append(f"{what}: {a!r} != {b!r}")
+
+    # 1. the widest window at the last grid point covers the whole job
+    whole = max(windows)
+    for r in goodput:
+        name = r["run_name"]
+        if r["window_seconds"] != whole or r["window_end_epoch"] != last_end[name]:
+            continue
+        c = cumulative[name]
+        close(r["elapsed_seconds"], c["total_elapsed_seconds"], f"{name} whole-job elapsed")
+        close(r["productive_seconds"], c["productive_seconds"], f"{name} whole-job productive")
+        if r["disruptions"] != c["disruptions"]:
+            problems.append(f"{name} whole-job disruptions {r['disruptions']} != {c['disruptions']}")
+        if r["max_productive_step"] != c["max_productive_step"]:
+            problems.append(f"{name} max step {r['max_productive_step']} != {c['max_productive_step']}")
+        window = by_window[(name, whole, r["window_end_epoch"])]
+        for key in set(window) | set(buckets[name]):
+            close(window.get(key, 0.0), buckets[name].get(key, 0.0), f"{name} whole-job {key}")
+
+    # 2. windows of one grid step partition the job
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for r in goodput:
+        if r["window_seconds"] == grid:
+            s = sums[r["run_name"]]
+            s["elapsed"] += r["elapsed_seconds"]
+            s["productive"] += r["productive_seconds"]
+            s["disruptions"] += r["disruptions"]
+    bucket_sums: dict[str, dict[tuple, float]] = defaultdict(lambda: defaultdict(float))
+    for (name, size, _), window in by_window.items():
+        if size == grid:
+            for key, value in window.items():
+                bucket_sums[name][key] += value
+    for name, s in sums.items():
+        c = cumulative[name]
+        close(s["elapsed"], c["total_elapsed_seconds"], f"{name} partition elapsed")
+        close(s["productive"], c["productive_seconds"], f"{name} partition productive")
+        close(s["disruptions"], c["disruptions"], f"{name} partition disruptions")
+        for key in set(bucket_sums[name]) | set(buckets[name]):
+            close(bucket_sums[name].get(key, 0.0), buckets[name].get(key, 0.0), f"{name} partition {key}")
+
+    # 3. OTHER: never negative; the plain formula wherever amounts never overlap
+    non_overlapping = non_overlapping_runs(db)
+    formula_checked = 0
+    for r in goodput:
+        key = (r["run_name"], r["window_seconds"], r["window_end_epoch"])
+        window = by_window[key]
+        other = window.get(("OTHER", None), 0.0)
+        if other < -TOLERANCE:
+            problems.append(f"{key} negative OTHER {other}")
+        if r["run_name"] in non_overlapping:
+            counted = sum(v for k, v in window.items() if k[0] not in COUNTED_EXCLUDED)
+            close(other, r["elapsed_seconds"] - r["productive_seconds"] - counted, f"{key} OTHER formula")
+            formula_checked += 1
+    assert not problems, "\n".join(problems[:60])
+    return {"runs": len(last_end), "non_overlapping": len(non_overlapping), "formula_checked": formula_checked,
+            "windows": len(goodput)}
+
+
+def non_overlapping_runs(db: Path) -> set[str]:
+    """Runs whose slack S(x) = x - counted(x) never decreases: no two counted amounts overlap in time."""
+    found = rows(db, """
+        with curve as (
+            select
+                run_name,
+                at_offset - value_at as slack,
+                min(at_offset - value_at) over (
+                    partition by run_name order by at_offset rows between 1 following and unbounded following
+                ) as later_min,
+                slope_after
+            from int_goodput__located_curves
+            where measure = 'COUNTED'
+        )
+        select run_name from curve
+        group by run_name
+        having bool_and((later_min is null or slack <= later_min + 1e-9) and slope_after <= 1 + 1e-9)
+    """)
+    return {r["run_name"] for r in found}
+
+
+class LocatedRun:
+    """One run's located amounts (sanitised buckets dropped), evaluated by the plain definition:
+    each amount spread evenly over its span (clamped into [0, total]), a point when shorter than 1 us."""
+
+    def __init__(self, origin: float, span: float, amounts: list[dict[str, Any]]):
+        self.span = span
+        keys = [(a["measure"], a["custom_badput_event_type"]) for a in amounts]
+        self.start = np.clip(np.array([a["start_epoch"] - origin for a in amounts], dtype=float), 0, span)
+        self.end = np.clip(np.array([a["end_epoch"] - origin for a in amounts], dtype=float), 0, span)
+        self.amount = np.array([a["amount"] for a in amounts], dtype=float)
+        self.masks = {key: np.array([k == key for k in keys], dtype=bool) for key in set(keys)}
+        self.masks[("COUNTED", "")] = np.array([k[0] not in ("DATA_LOADING_ASYNC", "DISRUPTIONS") for k in keys],
+                                               dtype=bool)
+        self._slack: tuple[np.ndarray, np.ndarray] | None = None
+
+    def cumulative(self, measure: str, custom: str, x: np.ndarray | float, strict: bool = False) -> np.ndarray:
+        """Amount of the measure located up to each x (points at x count unless strict)."""
+        x = np.atleast_1d(np.asarray(x, dtype=float))[:, None]
+        mask = self.masks.get((measure, custom), np.zeros(len(self.amount), dtype=bool))
+        s, e, a = self.start[mask], self.end[mask], self.amount[mask]
+        is_span = e - s > 1e-6
+        length = np.where(is_span, e - s, 1.0)
+        spread = np.clip((x - s) / length, 0.0, 1.0)
+        reached = (x > s) | ((x == s) & (not strict))
+        total = (a * np.where(is_span, spread, reached)).sum(axis=1)
+        return np.where(x[:, 0] <= 0, 0.0, total)
+
+    def other(self, x: float) -> float:
+        """max(0, min over [x, total] of S), S(y) = y - counted(y): S is linear between breakpoints,
+        so the minimum is at x or at a breakpoint after it (either side of a jump)."""
+        if x <= 0:
+            return 0.0
+        if self._slack is None:
+            points = np.unique(np.concatenate([self.start, self.end, [self.span]]))
+            lows = []
+            for chunk in np.array_split(points, max(1, len(points) // 256)):
+                lows.append(np.minimum(chunk - self.cumulative("COUNTED", "", chunk),
+                                       chunk - self.cumulative("COUNTED", "", chunk, strict=True)))
+            low = np.concatenate(lows)
+            self._slack = (points, np.minimum.accumulate(low[::-1])[::-1])
+        points, suffix_min = self._slack
+        later = np.searchsorted(points, x, side="right")
+        here = x - float(self.cumulative("COUNTED", "", x)[0])
+        return max(0.0, min(here, float(suffix_min[later])) if later < len(points) else here)
+
+
+def brute_force_windows(db: Path, sample: int, seed: int) -> None:
+    """Recompute sampled window values straight from int_goodput__located_amounts."""
+    sanitized = {(r["run_name"], r["badput_type"], r["custom_badput_event_type"] or "")
+                 for r in rows(db, "select * from int_goodput__badput_buckets where was_sanitized")}
+    amounts = defaultdict(list)
+    for r in rows(db, "select * from int_goodput__located_amounts"):
+        if (r["run_name"], r["measure"], r["custom_badput_event_type"]) not in sanitized:
+            amounts[r["run_name"]].append(r)
+    located = {r["run_name"]: LocatedRun(r["elapsed_origin_epoch"], r["total_elapsed_seconds"], amounts[r["run_name"]])
+               for r in rows(db, "select run_name, elapsed_origin_epoch, total_elapsed_seconds "
+                                 "from int_goodput__run_totals where total_elapsed_seconds > 0")}
+    values = rows(db, "select * from int_goodput__rolling_values")
+    rng = random.Random(seed)
+    problems = []
+    picked = rng.sample(values, min(sample, len(values)))
+    picked += rng.sample([v for v in values if v["measure"] == "OTHER"], min(sample // 3, len(values)))
+    for v in picked:
+        run = located[v["run_name"]]
+        if v["measure"] == "OTHER":
+            expected = run.other(v["end_offset"]) - run.other(v["start_offset"])
+        else:
+            at = run.cumulative(v["measure"], v["custom_badput_event_type"], [v["end_offset"], v["start_offset"]])
+            expected = float(at[0] - at[1])
+        if not math.isclose(expected, v["window_amount"], rel_tol=0, abs_tol=TOLERANCE):
+            problems.append(f"{v['run_name']} {v['measure']} {v['window_seconds']}@{v['window_end_epoch']}: "
+                            f"sweep {v['window_amount']!r} brute force {expected!r}")
+    assert not problems, "\n".join(problems[:40])
+
+
+@settings(max_examples=2, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.integers(0, 2**32 - 1), min_size=40, max_size=40))
+def test_rolling_properties_on_random_runs(tmp_path_factory, seeds):
+    tmp_path = tmp_path_factory.mktemp("rolling")
+    runs, end = {}, 0.0
+    for i, seed in enumerate(seeds):
+        sc = scenario(seed)
+        runs[f"rand-{i:03d}"] = envelope(f"rand-{i:03d}", record(f"rand-{i:03d}", sc["ops"]), sc["ties"])
+        end = max(end, sc["end"])
+    db = land_runs(tmp_path, runs)
+    dbt_build(db, utc(end + 100), *rolling_vars(), "--", "--exclude", "test_type:data")
+    counts = check_rolling_properties(db, GRID, WINDOWS)
+    assert counts["runs"] >= 30, counts
+    brute_force_windows(db, sample=300, seed=seeds[0])
+
+
+def test_rolling_properties_on_simulated_runs(tmp_path):
+    start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    specs = fleet(3, seed=11, steps=2500, restarts=2, running=1, start=start,
+                  base=RunSpec(name="", start=0.0, step_seconds=1.5, duplicate_rate=0.0))
+    runs = {spec.name: envelope(spec.name, [e.payload for e in simulate_entries(spec)], [False]) for spec in specs}
+    db = land_runs(tmp_path, runs)
+    windows = [60, 3600, 10**8]
+    dbt_build(db, start + dt.timedelta(days=1), *rolling_vars(60, windows))
+    counts = check_rolling_properties(db, 60, windows)
+    assert counts["runs"] == 3
+    brute_force_windows(db, sample=150, seed=1)
