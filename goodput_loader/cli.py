@@ -300,3 +300,35 @@ def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool) -> None:
     else:
         render_report(data)
 
+
+
+# ----------------------------------------------------------------- interval
+@main.command()
+@duckdb_option
+@click.option("--run", "run_name", required=True, help="The run.")
+@click.option("--start", required=True, help="Interval start (ISO 8601; UTC when no offset).")
+@click.option("--end", required=True, help="Interval end (ISO 8601, or 'now').")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@project_dir_option
+def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: bool, project_dir: str | None) -> None:
+    """Goodput and Badput of one run between --start and --end, from the built marts.
+
+    The interval is cut at the job start and at the job end (or the build's
+    evaluation time). Amounts are the cumulative attribution located in time,
+    so intervals that partition a job add up to its cumulative Goodput.
+
+    \b
+    Example:
+      goodput-loader interval --run llama3-70b --start 2026-12-01T00:00Z --end 2026-12-01T06:00Z
+    """
+    from goodput_loader.interval import interval_goodput
+    from goodput_loader.report import render_interval
+
+    start_time = _parse_time(start, "--start")
+    end_time = _parse_time(end, "--end")
+    assert start_time is not None and end_time is not None
+    data = _run(interval_goodput, duckdb_path, run_name, start_time, end_time, project_dir=project_dir)
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        render_interval(data)

@@ -60,6 +60,15 @@ def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
                 order by run_name, badput_type, custom_badput_event_type""",
             params,
         )
+        rolling = _rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_name, window_seconds",
+                        params)
+        rolling_badput = _rows(
+            con,
+            f"""select run_name, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct
+                from main.fct_badput_rolling_latest {where}
+                order by run_name, window_seconds, badput_type, custom_badput_event_type""",
+            params,
+        )
     finally:
         con.close()
     if runs:
@@ -69,7 +78,23 @@ def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in breakdown:
         by_run.setdefault(row["run_name"], []).append(row)
-    return {"runs": [{**row, "badput": by_run.get(row["run_name"], [])} for row in cumulative]}
+    window_badput: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in rolling_badput:
+        window_badput.setdefault((row.pop("run_name"), row.pop("window_seconds")), []).append(row)
+    windows: dict[str, list[dict[str, Any]]] = {}
+    for row in rolling:
+        row["badput"] = window_badput.get((row["run_name"], row["window_seconds"]), [])
+        windows.setdefault(row["run_name"], []).append(row)
+    return {"runs": [{**row, "badput": by_run.get(row["run_name"], []), "windows": windows.get(row["run_name"], [])}
+                     for row in cumulative]}
+
+
+def window_label(seconds: float) -> str:
+    """3600 -> '1h', 86400 -> '1d', as the library names its windows."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
 
 
 def _fmt_seconds(value: float | None) -> str:
@@ -127,6 +152,49 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
             cells.append(f"{match[0]['badput_pct']:.2f}" if match else "-")
         badput.add_row(label, *cells)
     console.print(badput)
+
+    rolling = Table(title="Rolling Goodput: the last window of each size, up to the job end or now "
+                          "(what the library's monitor reports)", header_style="bold")
+    for column in ["run", "window", "elapsed", "goodput %", "disruptions", "largest badput"]:
+        rolling.add_column(column, justify="left" if column in ("run", "window", "largest badput") else "right")
+    for run in runs:
+        for window in run["windows"]:
+            counted = [b for b in window["badput"] if b["badput_type"] != "DATA_LOADING_ASYNC"]
+            top = max(counted, key=lambda b: b["badput_seconds"], default=None)
+            top_label = "-"
+            if top is not None and top["badput_seconds"] > 0:
+                name = top["badput_type"] + (f".{top['custom_badput_event_type']}"
+                                             if top["custom_badput_event_type"] else "")
+                top_label = f"{name} {top['badput_pct']:.2f}%"
+            rolling.add_row(
+                run["run_name"],
+                window_label(window["window_seconds"]),
+                _fmt_seconds(window["elapsed_seconds"]),
+                "-" if window["goodput_pct"] is None else f"{window['goodput_pct']:.2f}",
+                str(window["disruptions"]),
+                top_label,
+            )
+    console.print(rolling)
+
+
+def render_interval(data: dict[str, Any], console: Console | None = None) -> None:
+    """One interval's Goodput line and its Badput buckets."""
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    goodput = "-" if data["goodput_pct"] is None else f"{data['goodput_pct']:.2f} %"
+    console.print(f"{data['run_name']}: {data['counted_from']} .. {data['counted_until']}  "
+                  f"elapsed {_fmt_seconds(data['elapsed_seconds'])}  productive "
+                  f"{_fmt_seconds(data['productive_seconds'])}  goodput {goodput}  "
+                  f"disruptions {data['disruptions']}")
+    table = Table(header_style="bold")
+    for column in ["badput", "seconds", "% of elapsed"]:
+        table.add_column(column, justify="left" if column == "badput" else "right")
+    for row in sorted(data["badput"], key=lambda r: (BUCKET_ORDER.index(r["badput_type"])
+                                                      if r["badput_type"] in BUCKET_ORDER else 99,
+                                                      r["custom_badput_event_type"] or "")):
+        name = row["badput_type"] + (f".{row['custom_badput_event_type']}" if row["custom_badput_event_type"] else "")
+        pct = "-" if row["badput_pct"] is None else f"{row['badput_pct']:.2f}"
+        table.add_row(name, f"{row['badput_seconds']:.3f}", pct)
+    console.print(table)
 
 
 def rejected_rows(duckdb_path: str, limit: int) -> list[dict[str, Any]]:

@@ -256,3 +256,81 @@ def test_rolling_properties_on_simulated_runs(tmp_path):
     counts = check_rolling_properties(db, 60, windows)
     assert counts["runs"] == 3
     brute_force_windows(db, sample=150, seed=1)
+
+
+def write_ndjson(path: Path, entries: list[dict[str, Any]]) -> Path:
+    with open(path, "w") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in entries)
+    return path
+
+
+def snapshot(db: Path, table: str) -> dict[tuple, tuple]:
+    """A mart's rows without computed_at, keyed by everything but the measured values."""
+    found = rows(db, f"select * from {table}")
+    out = {}
+    for r in found:
+        r.pop("computed_at", None)
+        r.pop("final_segment_no", None)  # bookkeeping: the final segment when the row was computed
+        values = tuple(v for k, v in r.items() if isinstance(v, float))
+        key = tuple(v for k, v in r.items() if not isinstance(v, float))
+        out[key] = values
+    return out
+
+
+def assert_same_rows(got: dict[tuple, tuple], want: dict[tuple, tuple], table: str) -> None:
+    assert got.keys() == want.keys(), f"{table}: keys differ, e.g. {sorted(set(got) ^ set(want), key=str)[:5]}"
+    bad = [k for k in want if not all(
+        (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6))
+        for a, b in zip(got[k], want[k]))]
+    assert not bad, f"{table}: {len(bad)} rows differ, e.g. {bad[0]}: {got[bad[0]]} != {want[bad[0]]}"
+
+
+def test_incremental_build_equals_a_full_build(tmp_path):
+    """Append entries (new steps, a restart, a job end, a late checkpoint record of an old step)
+    to a built warehouse: the incremental rebuild must equal a full build of everything, and keep
+    the rows it did not need to recompute."""
+    from goodput_loader.simulate import log_entries
+
+    start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    # seed 6: sim-000 restarts at 0.3 h and 0.6 h, sim-001 at 1.4 h and 2.1 h, the others start after the cut
+    specs = fleet(4, seed=6, steps=2400, restarts=2, running=1, start=start,
+                  base=RunSpec(name="", start=0.0, step_seconds=2.0, duplicate_rate=0.0))
+    everything = [e for spec in specs for e in log_entries(spec, "proj")]
+    cut = start + dt.timedelta(hours=1, minutes=30)
+    cut_text = cut.strftime("%Y-%m-%dT%H:%M:%S")
+    before = [e for e in everything if e["timestamp"] <= cut_text]
+    after = [e for e in everything if e["timestamp"] > cut_text]
+    # a second host's record of sim-001's first checkpoint save arrives late, with another duration
+    first_save = next(e for e in before if e["jsonPayload"].get("event_type") == "save"
+                      and e["logName"].endswith("goodput_sim-001"))
+    late = json.loads(json.dumps(first_save))
+    late["insertId"] = "late-host-record"
+    late["timestamp"] = after[0]["timestamp"]
+    late["jsonPayload"]["checkpoint_manager_blocking_duration_secs"] += 1.75
+    after.append(late)
+    end = max(e["timestamp"] for e in everything)
+    final_as_of = dt.datetime.fromisoformat(end.replace("Z", "+00:00")) + dt.timedelta(minutes=5)
+    windows = [60, 3600, 86400]
+
+    incremental = tmp_path / "incremental.duckdb"
+    run_cli("load", "--duckdb", incremental, write_ndjson(tmp_path / "before.ndjson", before))
+    dbt_build(incremental, cut, *rolling_vars(60, windows))
+    first_rows = query(incremental, "select count(*) from fct_badput_rolling")[0][0]
+    run_cli("load", "--duckdb", incremental, write_ndjson(tmp_path / "after.ndjson", after))
+    dbt_build(incremental, final_as_of, *rolling_vars(60, windows))
+
+    full = tmp_path / "full.duckdb"
+    run_cli("load", "--duckdb", full, write_ndjson(tmp_path / "all.ndjson", before + after))
+    dbt_build(full, final_as_of, *rolling_vars(60, windows))
+
+    for table in ["int_goodput__rolling_values", "fct_goodput_rolling", "fct_badput_rolling"]:
+        assert_same_rows(snapshot(incremental, table), snapshot(full, table), table)
+    kept = query(incremental, "select count(*) from fct_badput_rolling where computed_at = "
+                              "(select min(computed_at) from fct_badput_rolling)")[0][0]
+    total = query(incremental, "select count(*) from fct_badput_rolling")[0][0]
+    assert 0 < kept < first_rows < total, (kept, first_rows, total)
+    # sim-000 kept the windows before its last segment; the late record (segment 0) made sim-001 recompute
+    # from its start, and the new runs are new
+    recomputed_whole = dict(query(incremental, "select run_name, min(computed_at) = max(computed_at) "
+                                               "from fct_goodput_rolling group by run_name"))
+    assert recomputed_whole == {"sim-000": False, "sim-001": True, "sim-002": True, "sim-003": True}

@@ -31,6 +31,22 @@
 
 
 {#
+  An ISO 8601 literal (UTC when it has no offset) as epoch seconds.
+#}
+{% macro goodput_iso_to_epoch(iso) -%}
+  {{ return(adapter.dispatch('goodput_iso_to_epoch', 'goodput_warehouse')(iso)) }}
+{%- endmacro %}
+
+{% macro default__goodput_iso_to_epoch(iso) -%}
+  (epoch_us(cast('{{ iso }}' as timestamptz)) / 1000000.0)
+{%- endmacro %}
+
+{% macro bigquery__goodput_iso_to_epoch(iso) -%}
+  (unix_micros(timestamp('{{ iso }}')) / 1000000.0)
+{%- endmacro %}
+
+
+{#
   The evaluation time of runs that have not ended, as epoch seconds.
   var('goodput_as_of') when set (goodput-loader build --as-of), otherwise the
   start of this dbt invocation: one instant for every model of the run, so a
@@ -41,13 +57,5 @@
   {%- if as_of is none or as_of == '' -%}
     {%- set as_of = run_started_at.strftime('%Y-%m-%dT%H:%M:%S.%fZ') -%}
   {%- endif -%}
-  {{ return(adapter.dispatch('goodput_as_of_epoch', 'goodput_warehouse')(as_of)) }}
-{%- endmacro %}
-
-{% macro default__goodput_as_of_epoch(as_of) -%}
-  (epoch_us(cast('{{ as_of }}' as timestamptz)) / 1000000.0)
-{%- endmacro %}
-
-{% macro bigquery__goodput_as_of_epoch(as_of) -%}
-  (unix_micros(timestamp('{{ as_of }}')) / 1000000.0)
+  {{ return(goodput_iso_to_epoch(as_of)) }}
 {%- endmacro %}

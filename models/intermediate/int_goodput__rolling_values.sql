@@ -22,6 +22,7 @@
   moving earlier amounts); when it does not, the whole run is recomputed.
 #}
 
+-- depends_on: {{ ref('int_goodput__located_amounts') }}
 {% set grid = var('rolling_grid_seconds') | int %}
 {% set windows = var('rolling_windows_seconds') %}
 

@@ -1,0 +1,74 @@
+"""Goodput of one run over an arbitrary interval: `goodput-loader interval`.
+
+The numbers come from the dbt macro `goodput_interval` (macros/rolling/interval.sql)
+run through `dbt show`, so the command line and SQL users share one definition
+over the built curves (int_goodput__located_curves) instead of a second
+implementation in Python.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from goodput_loader.dbt import find_project_dir
+from goodput_loader.errors import LoaderError
+
+
+def _iso(value: dt.datetime) -> str:
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _plain(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
+                     project_dir: str | None = None) -> dict[str, Any]:
+    """Productive time, Badput per bucket and disruptions of `run` inside [start, end]."""
+    from dbt.cli.main import dbtRunner
+
+    if end <= start:
+        raise LoaderError(f"--end {_iso(end)} is not after --start {_iso(start)}")
+    if not Path(duckdb_path).exists():
+        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
+    project = find_project_dir(project_dir)
+    os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
+    inline = "{{ goodput_interval(%r, %r, %r) }}" % (run, _iso(start), _iso(end))
+    result = dbtRunner().invoke([
+        "--log-level", "none", "show", "--inline", inline, "--limit", "-1",
+        "--project-dir", str(project), "--profiles-dir", str(project), "--target", "duckdb",
+    ])
+    if not result.success:
+        detail = str(result.exception) if result.exception else "; ".join(
+            str(r.message) for r in getattr(result.result, "results", []) or [])
+        if "does not exist" in detail or "Catalog Error" in detail:
+            detail += " (run `goodput-loader build` first)"
+        raise LoaderError(f"interval lookup failed: {detail}")
+    table = result.result.results[0].agate_table
+    rows = [{name: _plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
+    if not rows:
+        raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the run is not in "
+                          "the marts, or has no job start, or the interval lies outside it")
+    measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
+    first = rows[0]
+    productive = measures[("PRODUCTIVE", None)]
+    return {
+        "run_name": run,
+        "requested_start": _iso(start),
+        "requested_end": _iso(end),
+        "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),
+        "counted_until": _iso(first["counted_until_at"].replace(tzinfo=dt.timezone.utc)),
+        "elapsed_seconds": first["elapsed_seconds"],
+        "productive_seconds": productive["seconds"],
+        "goodput_pct": productive["pct"],
+        "disruptions": int(round(measures[("DISRUPTIONS", None)]["seconds"])),
+        "badput": [
+            {"badput_type": r["measure"], "custom_badput_event_type": r["custom_badput_event_type"],
+             "badput_seconds": r["seconds"], "badput_pct": r["pct"]}
+            for r in rows if r["measure"] not in ("PRODUCTIVE", "DISRUPTIONS")
+        ],
+    }

@@ -1,0 +1,116 @@
+{#
+  Goodput of one run over an arbitrary interval [start_at, end_at] (ISO 8601),
+  from the same located attribution as the rolling marts: one row per measure
+  (PRODUCTIVE, DISRUPTIONS, every Badput bucket of the run, OTHER), with the
+  interval as counted (cut at the job start and at the job end or evaluation
+  time) and each measure's share of its elapsed seconds.
+
+      dbt show --inline "{{ goodput_interval('my-run', '2026-12-01T00:00:00Z', '2026-12-01T06:00:00Z') }}"
+      goodput-loader interval --run my-run --start 2026-12-01T00:00Z --end 2026-12-01T06:00Z
+
+  Cost: one sweep over the run's curve breakpoints.
+#}
+
+{% macro goodput_interval(run_name, start_at, end_at) -%}
+
+with
+
+requested as (
+
+    select
+        cast('{{ run_name | replace("'", "''") }}' as {{ dbt.type_string() }}) as run_name,
+        {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
+        {{ goodput_iso_to_epoch(end_at) }} as end_epoch
+
+),
+
+interval_window as (
+
+    select
+        run_name,
+        end_epoch - start_epoch as window_seconds,
+        end_epoch as window_end_epoch
+    from requested
+    where end_epoch > start_epoch
+
+),
+
+{{ goodput_window_amounts('interval_window', prefix='interval') }},
+
+interval_values as (
+
+    select
+        interval_amounts.*,
+        interval_bounds.elapsed_origin_epoch,
+        interval_bounds.start_offset,
+        interval_bounds.end_offset
+    from interval_amounts
+    inner join interval_bounds
+        on interval_bounds.run_name = interval_amounts.run_name
+
+),
+
+buckets as (
+
+    {{ goodput_window_buckets('interval_values') }}
+
+),
+
+totals as (
+
+    {{ goodput_window_totals('interval_values') }}
+
+),
+
+measures as (
+
+    select
+        run_name,
+        window_start_epoch,
+        counted_until_epoch,
+        elapsed_seconds,
+        badput_type as measure,
+        custom_badput_event_type,
+        badput_seconds as seconds
+    from buckets
+
+    union all
+
+    select
+        run_name,
+        window_start_epoch,
+        counted_until_epoch,
+        elapsed_seconds,
+        'PRODUCTIVE',
+        null,
+        productive_seconds
+    from totals
+
+    union all
+
+    select
+        run_name,
+        window_start_epoch,
+        counted_until_epoch,
+        elapsed_seconds,
+        'DISRUPTIONS',
+        null,
+        disruptions
+    from totals
+
+)
+
+select
+    run_name,
+    {{ goodput_epoch_to_timestamp('window_start_epoch') }} as counted_from_at,
+    {{ goodput_epoch_to_timestamp('counted_until_epoch') }} as counted_until_at,
+    elapsed_seconds,
+    measure,
+    custom_badput_event_type,
+    seconds,
+    case
+        when measure != 'DISRUPTIONS' and elapsed_seconds > 0 then seconds / elapsed_seconds * 100
+    end as pct
+from measures
+
+{%- endmacro %}
