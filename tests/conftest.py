@@ -66,3 +66,11 @@ def dbt_build(db: Path, as_of: dt.datetime, *extra: str) -> subprocess.Completed
     )
     assert result.returncode == 0, f"dbt build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
     return result
+
+
+def cli_subprocess(*args: str) -> subprocess.CompletedProcess:
+    """goodput-loader in a subprocess, for commands that run dbt (it keeps global state per process)."""
+    result = subprocess.run([str(BIN / "goodput-loader"), *map(str, args)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, f"goodput-loader {args} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return result

@@ -1,8 +1,9 @@
 {#
   Every row satisfies a boolean SQL expression (evaluated per row).
-  `where` restricts the rows checked, as dbt's own `where` config does.
+  `where` restricts the rows checked, as dbt's own `where` config does. Works
+  on a model or on a column (the column is then only documentation).
 #}
-{% test expression_is_true(model, expression) %}
+{% test expression_is_true(model, expression, column_name=none) %}
 
 with
 

@@ -34,8 +34,20 @@ class ListCloudLogger:
         pass
 
     def read_cloud_logging_entries(self, start_time=None, end_time=None, last_entry_info=None):
-        last = (dt.datetime.now(dt.timezone.utc), str(len(self.entries))) if self.entries else (None, None)
-        return list(self.entries), last
+        """All entries, or for an interval query those Cloud Logging's filter would return
+        (start < timestamp <= end, the payload's first *_time key standing for the timestamp)."""
+        entries = list(self.entries)
+        if start_time is not None or end_time is not None:
+            low = start_time.timestamp() if start_time is not None else -float("inf")
+            high = end_time.timestamp() if end_time is not None else float("inf")
+            entries = [e for e in entries if low < payload_time(e) <= high]
+        last = (dt.datetime.now(dt.timezone.utc), str(len(self.entries))) if entries else (None, None)
+        return entries, last
+
+
+def payload_time(payload: dict[str, Any]) -> float:
+    """The time the library reads from an entry: its first key containing "_time"."""
+    return next(value for key, value in payload.items() if "_time" in key)
 
 
 @contextlib.contextmanager
@@ -98,3 +110,22 @@ def reference_goodput(
     info = calculator._goodput_cache.get_goodput_info()  # the cache is where it keeps these
     result["last_recorded_step"] = info.last_recorded_step if info else None
     return result
+
+
+def reference_interval(job_name: str, payloads: list[dict[str, Any]], start: dt.datetime,
+                       end: dt.datetime, cache_dir: Path) -> dict[str, Any]:
+    """What GoodputCalculator.get_job_goodput_interval reports for [start, end]: seconds per bucket."""
+    logger = ListCloudLogger(job_name, payloads)
+    calculator = lib_goodput.GoodputCalculator(
+        job_name=job_name, logger_name=f"goodput_{job_name}", cloud_logger=logger, cache_dir=str(cache_dir)
+    )
+    goodput_pct, breakdown, max_step, total, disruptions = calculator.get_job_goodput_interval(start, end)
+    seconds: dict[tuple[str, str | None], float] = {}
+    for badput_type, value in breakdown.items():
+        if isinstance(value, dict):
+            for sub, pct in value.items():
+                seconds[(badput_type.name, sub)] = pct * total / 100
+        else:
+            seconds[(badput_type.name, None)] = value * total / 100
+    return {"goodput_pct": goodput_pct, "elapsed_seconds": total, "productive_seconds": goodput_pct * total / 100,
+            "badput_seconds": seconds, "max_productive_step": max_step, "disruptions": disruptions}
