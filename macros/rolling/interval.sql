@@ -66,51 +66,52 @@ measures as (
 
     select
         run_name,
-        window_start_epoch,
-        counted_until_epoch,
+        window_start_at,
+        counted_until_at,
         elapsed_seconds,
         badput_type as measure,
         custom_badput_event_type,
-        badput_seconds as seconds
+        badput_seconds as seconds,
+        badput_pct as pct
     from buckets
 
     union all
 
     select
         run_name,
-        window_start_epoch,
-        counted_until_epoch,
+        window_start_at,
+        counted_until_at,
         elapsed_seconds,
         'PRODUCTIVE',
         null,
-        productive_seconds
+        productive_seconds,
+        goodput_pct
     from totals
 
     union all
 
     select
         run_name,
-        window_start_epoch,
-        counted_until_epoch,
+        window_start_at,
+        counted_until_at,
         elapsed_seconds,
         'DISRUPTIONS',
         null,
-        disruptions
+        disruptions,
+        null
     from totals
 
 )
 
 select
     run_name,
-    {{ goodput_epoch_to_timestamp('window_start_epoch') }} as counted_from_at,
-    {{ goodput_epoch_to_timestamp('counted_until_epoch') }} as counted_until_at,
+    window_start_at as counted_from_at,
+    counted_until_at,
     elapsed_seconds,
     measure,
     custom_badput_event_type,
     seconds,
-    case
-        when measure != 'DISRUPTIONS' and elapsed_seconds > 0 then seconds / elapsed_seconds * 100
-    end as pct
+    pct
 from measures
 
 {%- endmacro %}

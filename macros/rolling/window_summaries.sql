@@ -5,7 +5,9 @@
   carried through unchanged (e.g. computed_at).
 #}
 
-{#- One row per window: elapsed, productive, counted Badput (every bucket but
+{#- One row per window: elapsed (cut at the job start and end), its start,
+    end and counted end (counted_until_at) as timestamps, whether it reaches past the job's end (is_partial),
+    productive seconds and Goodput %, counted Badput (every bucket but
     DATA_LOADING_ASYNC, OTHER included) and disruptions inside it. -#}
 {% macro goodput_window_totals(values, extra=[]) -%}
     {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
@@ -14,9 +16,16 @@
         {% for key in keys %}{{ key }},
         {% endfor -%}
         end_offset - start_offset as elapsed_seconds,
-        elapsed_origin_epoch + start_offset as window_start_epoch,
-        elapsed_origin_epoch + end_offset as counted_until_epoch,
+        {{ goodput_epoch_to_timestamp('elapsed_origin_epoch + start_offset') }} as window_start_at,
+        {{ goodput_epoch_to_timestamp('window_end_epoch') }} as window_end_at,
+        {{ goodput_epoch_to_timestamp('elapsed_origin_epoch + end_offset') }} as counted_until_at,
+        elapsed_origin_epoch + end_offset < window_end_epoch as is_partial,
         sum(case when measure = 'PRODUCTIVE' then window_amount else 0 end) as productive_seconds,
+        case
+            when end_offset > start_offset
+                then sum(case when measure = 'PRODUCTIVE' then window_amount else 0 end)
+                    / (end_offset - start_offset) * 100
+        end as goodput_pct,
         sum(
             case
                 when measure not in ('PRODUCTIVE', 'DISRUPTIONS', 'DATA_LOADING_ASYNC') then window_amount
@@ -31,7 +40,8 @@
 
 
 {#- One row per window and Badput bucket of the run (every bucket, 0 where
-    none of it falls in the window). -#}
+    none of it falls in the window), with the window's columns as above and
+    the bucket's share of the window's elapsed time. -#}
 {% macro goodput_window_buckets(values, extra=[]) -%}
     {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
                     'start_offset', 'end_offset'] + extra -%}
@@ -39,11 +49,17 @@
         {% for key in keys %}windows.{{ key }},
         {% endfor -%}
         windows.end_offset - windows.start_offset as elapsed_seconds,
-        windows.elapsed_origin_epoch + windows.start_offset as window_start_epoch,
-        windows.elapsed_origin_epoch + windows.end_offset as counted_until_epoch,
+        {{ goodput_epoch_to_timestamp('windows.elapsed_origin_epoch + windows.start_offset') }} as window_start_at,
+        {{ goodput_epoch_to_timestamp('windows.window_end_epoch') }} as window_end_at,
+        {{ goodput_epoch_to_timestamp('windows.elapsed_origin_epoch + windows.end_offset') }} as counted_until_at,
+        windows.elapsed_origin_epoch + windows.end_offset < windows.window_end_epoch as is_partial,
         buckets.badput_type,
         nullif(buckets.custom_badput_event_type, '') as custom_badput_event_type,
-        coalesce(window_values.window_amount, 0) as badput_seconds
+        coalesce(window_values.window_amount, 0) as badput_seconds,
+        case
+            when windows.end_offset > windows.start_offset
+                then coalesce(window_values.window_amount, 0) / (windows.end_offset - windows.start_offset) * 100
+        end as badput_pct
     from (select distinct {{ keys | join(', ') }} from {{ values }}) as windows
     inner join (
         select distinct run_name, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type

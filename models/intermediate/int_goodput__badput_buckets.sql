@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   Every Badput bucket of every run in long form (custom events one row per
   type), sanitised as the library does: a value below zero or above the total

@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   Every counted entry with the segment (0 = first start, k = after the k-th
   restart) the library is in when it processes the entry.

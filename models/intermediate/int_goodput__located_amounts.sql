@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   Every amount of the cumulative attribution, located on the time axis: one
   row per piece of productive time, Badput bucket, deduction or disruption,

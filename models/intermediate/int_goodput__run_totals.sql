@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   One row per run: total elapsed time, productive time and every Badput bucket
   before sanitising, exactly as GoodputCalculator.get_job_goodput assembles them.

@@ -29,25 +29,6 @@ window_buckets as (
 
     {{ goodput_window_buckets('rolling_values', extra=['computed_at']) }}
 
-),
-
-final as (
-
-    select
-        run_name,
-        window_seconds,
-        {{ goodput_epoch_to_timestamp('window_start_epoch') }} as window_start_at,
-        {{ goodput_epoch_to_timestamp('window_end_epoch') }} as window_end_at,
-        elapsed_seconds,
-        badput_type,
-        custom_badput_event_type,
-        badput_seconds,
-        case when elapsed_seconds > 0 then badput_seconds / elapsed_seconds * 100 end as badput_pct,
-        counted_until_epoch < window_end_epoch as is_partial,
-        window_end_epoch,
-        computed_at
-    from window_buckets
-
 )
 
 select
@@ -63,4 +44,4 @@ select
     is_partial,
     window_end_epoch,
     computed_at
-from final
+from window_buckets

@@ -16,22 +16,6 @@ window_buckets as (
 
     {{ goodput_window_buckets('latest_values') }}
 
-),
-
-final as (
-
-    select
-        run_name,
-        window_seconds,
-        {{ goodput_epoch_to_timestamp('window_start_epoch') }} as window_start_at,
-        {{ goodput_epoch_to_timestamp('window_end_epoch') }} as window_end_at,
-        elapsed_seconds,
-        badput_type,
-        custom_badput_event_type,
-        badput_seconds,
-        case when elapsed_seconds > 0 then badput_seconds / elapsed_seconds * 100 end as badput_pct
-    from window_buckets
-
 )
 
 select
@@ -44,4 +28,4 @@ select
     custom_badput_event_type,
     badput_seconds,
     badput_pct
-from final
+from window_buckets

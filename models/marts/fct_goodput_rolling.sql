@@ -107,47 +107,24 @@ swept as (
         select run_name, end_offset, 1, null, null, null from window_ends
     ) as merged
 
-),
-
-final as (
-
-    select
-        per_window.run_name,
-        per_window.window_seconds,
-        {{ goodput_epoch_to_timestamp('per_window.window_start_epoch') }} as window_start_at,
-        {{ goodput_epoch_to_timestamp('per_window.window_end_epoch') }} as window_end_at,
-        per_window.elapsed_seconds,
-        per_window.productive_seconds,
-        case
-            when per_window.elapsed_seconds > 0
-                then per_window.productive_seconds / per_window.elapsed_seconds * 100
-        end as goodput_pct,
-        per_window.badput_seconds,
-        coalesce(swept.max_step, 0) as max_productive_step,
-        per_window.disruptions,
-        per_window.counted_until_epoch < per_window.window_end_epoch as is_partial,
-        per_window.window_end_epoch,
-        per_window.computed_at
-    from per_window
-    left join swept
-        on swept.run_name = per_window.run_name
-        and swept.at_offset = per_window.end_offset
-        and swept.is_point = 1
-
 )
 
 select
-    run_name,
-    window_seconds,
-    window_start_at,
-    window_end_at,
-    elapsed_seconds,
-    productive_seconds,
-    goodput_pct,
-    badput_seconds,
-    max_productive_step,
-    disruptions,
-    is_partial,
-    window_end_epoch,
-    computed_at
-from final
+    per_window.run_name,
+    per_window.window_seconds,
+    per_window.window_start_at,
+    per_window.window_end_at,
+    per_window.elapsed_seconds,
+    per_window.productive_seconds,
+    per_window.goodput_pct,
+    per_window.badput_seconds,
+    coalesce(swept.max_step, 0) as max_productive_step,
+    per_window.disruptions,
+    per_window.is_partial,
+    per_window.window_end_epoch,
+    per_window.computed_at
+from per_window
+left join swept
+    on swept.run_name = per_window.run_name
+    and swept.at_offset = per_window.end_offset
+    and swept.is_point = 1
