@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from conftest import dbt_build, query, run_cli
 
@@ -29,8 +30,15 @@ def test_build_tests_and_report_on_simulated_runs(tmp_path, warehouse):
 
     report = run_cli("report", "--duckdb", warehouse)
     assert "Goodput per run" in report.stdout and specs[0].name in report.stdout
+    assert "Rolling Goodput" in report.stdout and "1h" in report.stdout and "5d" in report.stdout
     as_json = run_cli("report", "--json", "--duckdb", warehouse, "--run", specs[0].name)
     assert '"badput_type": "CUSTOM_BADPUT_EVENTS"' in as_json.stdout
+    windows = json.loads(as_json.stdout)["runs"][0]["windows"]
+    assert [w["window_seconds"] for w in windows] == [3600, 86400, 259200, 432000]
+    latest = query(warehouse, "select goodput_pct from fct_goodput_rolling_latest "
+                              f"where run_name = '{specs[0].name}' order by window_seconds")
+    assert [w["goodput_pct"] for w in windows] == [r[0] for r in latest]
+    assert all(w["badput"] for w in windows)
     missing = run_cli("report", "--duckdb", warehouse, "--run", "nope", expect=1)
     assert "no such run" in missing.stderr
 

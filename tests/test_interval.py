@@ -12,11 +12,12 @@ import datetime as dt
 import json
 import math
 import random
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli_subprocess, dbt_build, land_runs, query
+from conftest import BIN, cli_subprocess, dbt_build, land_runs, query
 from support.oracle import payload_time, reference_interval
 from support.scenarios import PROJECT, record, utc
 
@@ -132,3 +133,16 @@ def test_intervals_that_partition_the_job_add_up_to_it(warehouse):
     breakdown = dict(query(db, "select badput_type, badput_seconds from fct_badput_breakdown"))
     for bucket, seconds in breakdown.items():
         assert math.isclose(sum(p["badput_seconds"][(bucket, None)] for p in parts), seconds, abs_tol=1e-6), bucket
+
+
+def test_unknown_run_or_interval_outside_the_job_is_an_error(warehouse):
+    db, _, times = warehouse
+    for run, start, end in [("nope", T, T + 60), (NAME, T - 7200, T - 3600)]:
+        result = subprocess.run([str(BIN / "goodput-loader"), "interval", "--duckdb", str(db), "--run", run,
+                                 "--start", utc(start).isoformat(), "--end", utc(end).isoformat()],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 1 and "no Goodput for run" in result.stderr, result.stderr
+    backwards = subprocess.run([str(BIN / "goodput-loader"), "interval", "--duckdb", str(db), "--run", NAME,
+                                "--start", utc(T + 60).isoformat(), "--end", utc(T).isoformat()],
+                               capture_output=True, text=True, timeout=300)
+    assert backwards.returncode == 1 and "is not after --start" in backwards.stderr
