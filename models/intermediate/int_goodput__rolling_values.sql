@@ -90,7 +90,6 @@ candidates as (
 
     select
         runs.run_name,
-        runs.final_segment_no,
         greatest(
             runs.first_window_end_epoch,
             cast(
@@ -166,7 +165,6 @@ grid as (
 
     select
         runs.run_name,
-        runs.final_segment_no,
         window_end_epoch
     from runs
     {{ goodput_join_series('runs.first_window_end_epoch', 'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
@@ -191,7 +189,6 @@ grid_windows as (
 
     select
         grid.run_name,
-        grid.final_segment_no,
         window_sizes.window_seconds,
         grid.window_end_epoch
     from grid
@@ -214,17 +211,15 @@ final as (
         rolling_amounts.custom_badput_event_type,
         rolling_amounts.window_amount,
         rolling_amounts.cumulative_amount,
-        grid_windows.final_segment_no,
+        runs.final_segment_no,
         cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
     from rolling_amounts
     inner join rolling_bounds
         on rolling_bounds.run_name = rolling_amounts.run_name
         and rolling_bounds.window_seconds = rolling_amounts.window_seconds
         and rolling_bounds.window_end_epoch = rolling_amounts.window_end_epoch
-    inner join grid_windows
-        on grid_windows.run_name = rolling_amounts.run_name
-        and grid_windows.window_seconds = rolling_amounts.window_seconds
-        and grid_windows.window_end_epoch = rolling_amounts.window_end_epoch
+    inner join runs
+        on runs.run_name = rolling_amounts.run_name
 
 )
 
