@@ -40,8 +40,9 @@
 
 
 {#- One row per window and Badput bucket of the run (every bucket, 0 where
-    none of it falls in the window), with the window's columns as above and
-    the bucket's share of the window's elapsed time. -#}
+    none of it falls in the window), with the window's columns as above, the
+    bucket's share of the window's elapsed time, and badput_source: the label
+    the library's monitor writes (CUSTOM_BADPUT_EVENTS.<TYPE> for custom events). -#}
 {% macro goodput_window_buckets(values, extra=[]) -%}
     {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
                     'start_offset', 'end_offset'] + extra -%}
@@ -55,6 +56,11 @@
         windows.elapsed_origin_epoch + windows.end_offset < windows.window_end_epoch as is_partial,
         buckets.badput_type,
         nullif(buckets.custom_badput_event_type, '') as custom_badput_event_type,
+        case
+            when buckets.custom_badput_event_type != ''
+                then buckets.badput_type || '.' || buckets.custom_badput_event_type
+            else buckets.badput_type
+        end as badput_source,
         coalesce(window_values.window_amount, 0) as badput_seconds,
         case
             when windows.end_offset > windows.start_offset

@@ -132,7 +132,7 @@ custom_amounts as (
         run_name,
         segment_no,
         measure,
-        custom_badput_event_type,
+        case when measure = 'PRODUCTIVE' then '' else custom_badput_event_type end as custom_badput_event_type,
         'custom event in step' as component,
         start_epoch,
         end_epoch,

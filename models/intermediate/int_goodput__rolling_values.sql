@@ -1,8 +1,12 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='delete+insert',
-        unique_key=['run_name', 'window_end_epoch'],
+        incremental_strategy=goodput_incremental_strategy(),
+        unique_key=goodput_incremental_key(
+            ['run_name', 'window_end_epoch'], ['window_seconds', 'measure', 'custom_badput_event_type']
+        ),
+        partition_by=goodput_partition_by('computed_at'),
+        cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
         on_schema_change='fail'
     )
 }}
@@ -135,10 +139,9 @@ changed_before as (
         on stored.run_name = check_amounts.run_name
         and stored.measure = check_amounts.measure
         and stored.custom_badput_event_type = check_amounts.custom_badput_event_type
-    where check_amounts.run_name is null
-        or stored.run_name is null
-        or abs(check_amounts.cumulative_amount - stored.cumulative_amount)
-            > 1e-9 * greatest(1, abs(stored.cumulative_amount))
+    -- a measure missing on one side counts as 0 there (stored rows include every bucket)
+    where abs(coalesce(check_amounts.cumulative_amount, 0) - coalesce(stored.cumulative_amount, 0))
+        > 1e-9 * greatest(1, abs(coalesce(stored.cumulative_amount, 0)))
 
 ),
 
@@ -198,28 +201,48 @@ grid_windows as (
 
 {{ goodput_window_amounts('grid_windows', prefix='rolling') }},
 
+run_measures as (
+
+    -- every measure of the run, so a recomputed window replaces all its rows
+    -- (a bucket that becomes sanitised loses its curve, and shows 0)
+    select distinct
+        run_name,
+        badput_type as measure,
+        coalesce(custom_badput_event_type, '') as custom_badput_event_type
+    from {{ ref('int_goodput__badput_buckets') }}
+    union all
+    select run_name, 'PRODUCTIVE', '' from runs
+    union all
+    select run_name, 'DISRUPTIONS', '' from runs
+
+),
+
 final as (
 
     select
-        rolling_amounts.run_name,
-        rolling_amounts.window_seconds,
-        rolling_amounts.window_end_epoch,
+        rolling_bounds.run_name,
+        rolling_bounds.window_seconds,
+        rolling_bounds.window_end_epoch,
         rolling_bounds.start_offset,
         rolling_bounds.end_offset,
         rolling_bounds.elapsed_origin_epoch,
-        rolling_amounts.measure,
-        rolling_amounts.custom_badput_event_type,
-        rolling_amounts.window_amount,
-        rolling_amounts.cumulative_amount,
+        run_measures.measure,
+        run_measures.custom_badput_event_type,
+        coalesce(rolling_amounts.window_amount, 0) as window_amount,
+        coalesce(rolling_amounts.cumulative_amount, 0) as cumulative_amount,
         runs.final_segment_no,
         cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
-    from rolling_amounts
-    inner join rolling_bounds
-        on rolling_bounds.run_name = rolling_amounts.run_name
-        and rolling_bounds.window_seconds = rolling_amounts.window_seconds
-        and rolling_bounds.window_end_epoch = rolling_amounts.window_end_epoch
+    from rolling_bounds
     inner join runs
-        on runs.run_name = rolling_amounts.run_name
+        on runs.run_name = rolling_bounds.run_name
+    inner join run_measures
+        on run_measures.run_name = rolling_bounds.run_name
+    left join rolling_amounts
+        on rolling_amounts.run_name = rolling_bounds.run_name
+        and rolling_amounts.window_seconds = rolling_bounds.window_seconds
+        and rolling_amounts.window_end_epoch = rolling_bounds.window_end_epoch
+        and rolling_amounts.measure = run_measures.measure
+        and rolling_amounts.custom_badput_event_type = run_measures.custom_badput_event_type
 
 )
 

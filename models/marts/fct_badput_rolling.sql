@@ -1,8 +1,10 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='delete+insert',
-        unique_key=['run_name', 'window_end_epoch'],
+        incremental_strategy=goodput_incremental_strategy(),
+        unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds', 'badput_source']),
+        partition_by=goodput_partition_by('window_end_at'),
+        cluster_by=goodput_cluster_by(['run_name', 'window_seconds', 'badput_type']),
         on_schema_change='fail'
     )
 }}
@@ -39,6 +41,7 @@ select
     elapsed_seconds,
     badput_type,
     custom_badput_event_type,
+    badput_source,
     badput_seconds,
     badput_pct,
     is_partial,

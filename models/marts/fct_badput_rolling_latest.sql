@@ -26,6 +26,7 @@ select
     elapsed_seconds,
     badput_type,
     custom_badput_event_type,
+    badput_source,
     badput_seconds,
     badput_pct
 from window_buckets

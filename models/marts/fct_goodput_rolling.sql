@@ -1,8 +1,10 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='delete+insert',
-        unique_key=['run_name', 'window_end_epoch'],
+        incremental_strategy=goodput_incremental_strategy(),
+        unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds']),
+        partition_by=goodput_partition_by('window_end_at'),
+        cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
         on_schema_change='fail'
     )
 }}

@@ -1,0 +1,62 @@
+{#
+  Materialization settings that differ by warehouse, for model config() calls.
+
+  Rolling marts are incremental everywhere. DuckDB replaces every row of a
+  recomputed (run, window end) with delete+insert; BigQuery has no
+  delete+insert, so it merges on the rows' full key (the models emit every
+  measure of a recomputed window, so a merge replaces them all). Partitioning
+  and clustering are BigQuery settings (DuckDB would read partition_by as a
+  DuckLake option), so DuckDB gets none.
+#}
+
+{% macro goodput_incremental_strategy() -%}
+  {{ return(adapter.dispatch('goodput_incremental_strategy', 'goodput_warehouse')()) }}
+{%- endmacro %}
+
+{% macro default__goodput_incremental_strategy() -%}
+  {{ return('delete+insert') }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_incremental_strategy() -%}
+  {{ return('merge') }}
+{%- endmacro %}
+
+
+{#- window_key: the columns that name a recomputed window; row_key: the rest of a row's key. -#}
+{% macro goodput_incremental_key(window_key, row_key) -%}
+  {{ return(adapter.dispatch('goodput_incremental_key', 'goodput_warehouse')(window_key, row_key)) }}
+{%- endmacro %}
+
+{% macro default__goodput_incremental_key(window_key, row_key) -%}
+  {{ return(window_key) }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_incremental_key(window_key, row_key) -%}
+  {{ return(window_key + row_key) }}
+{%- endmacro %}
+
+
+{% macro goodput_partition_by(field, data_type='timestamp', granularity='day') -%}
+  {{ return(adapter.dispatch('goodput_partition_by', 'goodput_warehouse')(field, data_type, granularity)) }}
+{%- endmacro %}
+
+{% macro default__goodput_partition_by(field, data_type, granularity) -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_partition_by(field, data_type, granularity) -%}
+  {{ return({'field': field, 'data_type': data_type, 'granularity': granularity}) }}
+{%- endmacro %}
+
+
+{% macro goodput_cluster_by(columns) -%}
+  {{ return(adapter.dispatch('goodput_cluster_by', 'goodput_warehouse')(columns)) }}
+{%- endmacro %}
+
+{% macro default__goodput_cluster_by(columns) -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_cluster_by(columns) -%}
+  {{ return(columns) }}
+{%- endmacro %}
