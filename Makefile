@@ -4,6 +4,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The tests' local BigQuery (bqemulator pins DuckDB 2.x; the loader uses 1.5): its own virtualenv.
+BQEMU_VENV ?= .venv-bqemu
 DEMO_DB ?= goodput.duckdb
 DEMO_DATA ?= demo_data
 # The demo's runs start 10 hours ago, so the one still running is evaluated "now".
@@ -20,12 +22,18 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,bigquery]'
+	touch $@
+
+$(BQEMU_VENV)/.installed:
+	$(PYTHON) -m venv $(BQEMU_VENV)
+	$(BQEMU_VENV)/bin/pip install --quiet --upgrade pip
+	$(BQEMU_VENV)/bin/pip install --quiet 'bqemulator==1.4.0' numpy
 	touch $@
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test
+install-test: $(VENV)/.installed-test $(BQEMU_VENV)/.installed
 
 demo: install
 	rm -rf $(DEMO_DATA) $(DEMO_DB)
@@ -35,7 +43,7 @@ demo: install
 	$(BIN)/goodput-loader report --duckdb $(DEMO_DB)
 
 test: install-test
-	$(BIN)/python -m pytest
+	GOODPUT_BQEMU_PYTHON=$(CURDIR)/$(BQEMU_VENV)/bin/python $(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) $(DEMO_DATA) $(DEMO_DB) target logs
+	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) target logs

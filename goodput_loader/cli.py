@@ -112,8 +112,13 @@ def main(ctx: click.Context, verbose: bool) -> None:
               help="--from-logging: first backoff delay in seconds (doubles, with jitter, up to 60 s).")
 @click.option("--logging-endpoint", envvar="GOODPUT_LOGGING_ENDPOINT",
               help="Cloud Logging API endpoint (a local server for tests; http:// sends no credentials).")
+@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET", envvar="GOODPUT_BIGQUERY_DATASET",
+              help="Land into this BigQuery dataset instead of DuckDB (tables created if missing).")
+@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT",
+              help="BigQuery API endpoint (a local emulator for tests; sends no credentials).")
+@click.option("--bigquery-location", help="BigQuery location of the dataset's jobs (default: the client's).")
 @click.option("--batch-size", type=click.IntRange(1), default=50_000, show_default=True,
-              help="Files: records per transaction.")
+              help="Files: records per transaction (BigQuery: per load job).")
 @click.option("--rescan", is_flag=True, help="Files: read from the start even if a previous load committed part of it.")
 @click.option("--strict", is_flag=True, help=f"Exit with {EXIT_REJECTED} if any input was rejected.")
 @click.option("--json", "as_json", is_flag=True, help="Print the load summary as JSON on stdout.")
@@ -122,7 +127,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
 def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: bool, project: str | None,
          runs: tuple[str, ...], since: str | None, until: str | None, settle: float, page_size: int,
          requests_per_minute: float, max_retries: int, retry_initial_delay: float,
-         logging_endpoint: str | None, batch_size: int, rescan: bool, strict: bool, as_json: bool,
+         logging_endpoint: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
+         bigquery_location: str | None, batch_size: int, rescan: bool, strict: bool, as_json: bool,
          progress: bool | None) -> None:
     """Land log entries from FILES (NDJSON, gcloud JSON arrays, bare payloads; gzip or not) or Cloud Logging.
 
@@ -138,6 +144,7 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
       gcloud logging read 'logName:"goodput_"' --format=json > dump.json && goodput-loader load dump.json
       goodput-loader load --run my-run /tmp/my-run_timeline.jsonl
       goodput-loader load --from-logging --project my-proj --run run-a --run run-b
+      goodput-loader load --bigquery my-proj.goodput_raw logs/*.ndjson.gz
     """
     from goodput_loader.load import LoadRequest, run_load
 
@@ -163,6 +170,9 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
         max_retries=max_retries,
         retry_initial_delay=retry_initial_delay,
         logging_endpoint=logging_endpoint,
+        bigquery_dataset=bigquery_dataset,
+        bigquery_endpoint=bigquery_endpoint,
+        bigquery_location=bigquery_location,
         batch_size=batch_size,
         rescan=rescan,
         progress=progress,

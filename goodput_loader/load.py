@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from goodput_loader.pipeline import LoadSummary, land
 from goodput_loader.progress import LoadProgress
+from goodput_loader.sinks.base import Sink
 from goodput_loader.sinks.duckdb_sink import DuckDBSink
 
 
@@ -27,13 +28,25 @@ class LoadRequest:
     max_retries: int = 8
     retry_initial_delay: float = 1.0
     logging_endpoint: str | None = None
+    bigquery_dataset: str | None = None
+    bigquery_endpoint: str | None = None
+    bigquery_location: str | None = None
     batch_size: int = 50_000
     rescan: bool = False
     progress: bool | None = None
 
 
+def open_sink(request: LoadRequest) -> Sink:
+    """BigQuery when --bigquery names a dataset, else the DuckDB file."""
+    if request.bigquery_dataset:
+        from goodput_loader.sinks.bigquery_sink import BigQuerySink
+
+        return BigQuerySink(request.bigquery_dataset, request.bigquery_endpoint, request.bigquery_location)
+    return DuckDBSink(request.duckdb_path)
+
+
 def run_load(request: LoadRequest) -> list[LoadSummary]:
-    sink = DuckDBSink(request.duckdb_path)
+    sink = open_sink(request)
     try:
         with LoadProgress(request.progress) as progress:
             if request.from_logging:
@@ -43,7 +56,7 @@ def run_load(request: LoadRequest) -> list[LoadSummary]:
         sink.close()
 
 
-def _load_files(request: LoadRequest, sink: DuckDBSink, progress: LoadProgress) -> list[LoadSummary]:
+def _load_files(request: LoadRequest, sink: Sink, progress: LoadProgress) -> list[LoadSummary]:
     from goodput_loader.sources.files import FileOptions, FileReader, expand_paths, source_key
 
     options = FileOptions(
@@ -62,7 +75,7 @@ def _load_files(request: LoadRequest, sink: DuckDBSink, progress: LoadProgress) 
     return summaries
 
 
-def _load_logging(request: LoadRequest, sink: DuckDBSink, progress: LoadProgress) -> list[LoadSummary]:
+def _load_logging(request: LoadRequest, sink: Sink, progress: LoadProgress) -> list[LoadSummary]:
     from goodput_loader.sources.cloud_logging import (
         LoggingOptions,
         LoggingReader,
