@@ -2,14 +2,15 @@
   One typed row per landed entry. Renaming and typing only: every key the
   recorder or Orbax's checkpoint logger writes becomes a column (epoch seconds
   stay float64, exactly as written, for the arithmetic downstream), plus the
-  entry's event kind and event time for people reading the table.
+  entry's event kind and event time for people reading the table. The entries
+  come from the source var('goodput_source') names (macros/sources).
 #}
 
 with
 
 source as (
 
-    select * from {{ source('goodput_raw', 'log_entries') }}
+    {{ goodput_landed_entries() }}
 
 ),
 

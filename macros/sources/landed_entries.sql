@@ -1,0 +1,92 @@
+{#
+  The landed entries in the raw contract's shape (log_name, run_name,
+  insert_id, timestamp, receive_timestamp, severity, payload JSON,
+  job_name_matches, source, loaded_at), from whichever source
+  var('goodput_source') names:
+
+  - loader (default): goodput_raw.log_entries, written by goodput-loader
+    (DuckDB or BigQuery);
+  - log_sink: the tables of a classic Cloud Logging -> BigQuery sink
+    (camelCase LogEntry columns, jsonPayload a RECORD of lower-cased fields,
+    date-sharded goodput_<run>_YYYYMMDD tables or one partitioned table);
+  - log_analytics: the _AllLogs view of a Log Analytics linked dataset
+    (snake_case columns, json_payload JSON).
+
+  The run is what follows /logs/goodput_ in the log name (string functions,
+  not a regular expression: the BigQuery emulator the tests use mistranslates
+  a regexp next to a RECORD column). The sinks deliver at least once, so the two BigQuery sources are deduplicated
+  on (log_name, timestamp, insert_id) here, as the loader does when it lands.
+#}
+
+{% macro goodput_landed_entries() -%}
+  {%- set kind = var('goodput_source', 'loader') -%}
+  {%- if kind == 'loader' -%}
+    select
+        log_name,
+        run_name,
+        insert_id,
+        {{ adapter.quote('timestamp') }},
+        receive_timestamp,
+        severity,
+        payload,
+        job_name_matches,
+        source,
+        loaded_at
+    from {{ source('goodput_raw', 'log_entries') }}
+  {%- elif kind == 'log_sink' -%}
+    {{ adapter.dispatch('goodput_log_sink_entries', 'goodput_warehouse')(source('goodput_log_sink', 'entries')) }}
+  {%- elif kind == 'log_analytics' -%}
+    {{ adapter.dispatch('goodput_log_analytics_entries', 'goodput_warehouse')(source('goodput_log_analytics', 'all_logs')) }}
+  {%- else -%}
+    {{ exceptions.raise_compiler_error("var goodput_source is " ~ kind ~ "; expected loader, log_sink or log_analytics") }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro default__goodput_log_sink_entries(relation) -%}
+  {{ exceptions.raise_compiler_error("goodput_source log_sink reads a Cloud Logging -> BigQuery sink: use the bigquery target") }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_log_sink_entries(relation) -%}
+    select
+        logName as log_name,
+        substr(logName, strpos(logName, '/logs/goodput_') + 14) as run_name,
+        insertId as insert_id,
+        `timestamp`,
+        receiveTimestamp as receive_timestamp,
+        severity,
+        to_json(jsonPayload) as payload,
+        coalesce(
+            json_value(to_json(jsonPayload), '$.job_name') = substr(logName, strpos(logName, '/logs/goodput_') + 14),
+            false
+        ) as job_name_matches,
+        'log_sink' as source,
+        coalesce(receiveTimestamp, `timestamp`) as loaded_at
+    from {{ relation }}
+    where strpos(logName, '/logs/goodput_') > 0
+    qualify row_number() over (partition by logName, `timestamp`, insertId order by receiveTimestamp) = 1
+{%- endmacro %}
+
+
+{% macro default__goodput_log_analytics_entries(relation) -%}
+  {{ exceptions.raise_compiler_error("goodput_source log_analytics reads a Log Analytics linked dataset: use the bigquery target") }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_log_analytics_entries(relation) -%}
+    select
+        log_name,
+        substr(log_name, strpos(log_name, '/logs/goodput_') + 14) as run_name,
+        insert_id,
+        `timestamp`,
+        receive_timestamp,
+        severity,
+        json_payload as payload,
+        coalesce(json_value(json_payload, '$.job_name') = substr(log_name, strpos(log_name, '/logs/goodput_') + 14), false)
+            as job_name_matches,
+        'log_analytics' as source,
+        coalesce(receive_timestamp, `timestamp`) as loaded_at
+    from {{ relation }}
+    where strpos(log_name, '/logs/goodput_') > 0
+        and json_payload is not null
+    qualify row_number() over (partition by log_name, `timestamp`, insert_id order by receive_timestamp) = 1
+{%- endmacro %}
