@@ -283,3 +283,17 @@ def test_staging_reads_existing_log_sinks(client, emulator, runs_dir, tmp_path, 
         compiled = next((tmp_path / "wildcard").rglob("stg_goodput__events.sql")).read_text()
         assert "`sink_logs`.`goodput_*`" in compiled
         sqlglot.parse(compiled, read="bigquery")
+
+
+def test_api_errors_become_actionable_messages():
+    """Permission and quota errors (which the emulator never raises) name what to do."""
+    from google.api_core import exceptions as gexc
+
+    from goodput_loader.sinks.bigquery_sink import _explain
+
+    denied = _explain(gexc.Forbidden("Access Denied: Dataset p:raw"), "p.raw")
+    assert "roles/bigquery.dataEditor" in denied and "roles/bigquery.jobUser" in denied
+    quota = _explain(gexc.Forbidden("Quota exceeded: Your table exceeded quota for imports or query appends"), "p.raw")
+    assert "quota" in quota.lower() and "--batch-size" in quota
+    assert "--batch-size" in _explain(gexc.TooManyRequests("rateLimitExceeded"), "p.raw")
+    assert "bq mk --dataset p:raw" in _explain(gexc.NotFound("Not found: Dataset p:raw"), "p.raw")

@@ -39,8 +39,26 @@ def test_build_tests_and_report_on_simulated_runs(tmp_path, warehouse):
                               f"where run_name = '{specs[0].name}' order by window_seconds")
     assert [w["goodput_pct"] for w in windows] == [r[0] for r in latest]
     assert all(w["badput"] for w in windows)
+    check_lookml_against(warehouse)
     missing = run_cli("report", "--duckdb", warehouse, "--run", "nope", expect=1)
     assert "no such run" in missing.stderr
+
+
+def check_lookml_against(warehouse) -> None:
+    """Every view reads a mart that exists, every column its SQL names is in that mart, and every
+    field the explores use is defined."""
+    from conftest import ROOT
+    from support.lookml import model_references, read_views
+
+    views = read_views(ROOT / "looker" / "views")
+    assert {"fct_goodput_rolling", "fct_badput_rolling", "fct_goodput_cumulative"} <= set(views)
+    for name, view in views.items():
+        columns = {row[0] for row in query(warehouse, f"describe main.{view['table']}")}
+        assert view["columns"] <= columns, f"{view['path'].name}: no such columns {view['columns'] - columns}"
+        for ref_view, field in view["references"]:
+            assert ref_view in ("TABLE", name) or field in views[ref_view]["fields"], (name, ref_view, field)
+    for ref_view, field in model_references(ROOT / "looker" / "goodput.model.lkml"):
+        assert field in views[ref_view]["fields"], f"goodput.model.lkml uses {ref_view}.{field}, which no view defines"
 
 
 def test_report_before_build_says_what_to_do(warehouse, tmp_path):

@@ -1,3 +1,4 @@
+{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
 {#
   One row per run in the warehouse, whether or not its entries are counted:
   where it is logged, how much was landed, and how it ended.

@@ -1,3 +1,4 @@
+{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
 {#
   One row per (run, Badput type, custom event type or null): seconds and share
   of the total elapsed time, as get_job_goodput(include_badput_breakdown=True)

@@ -1,3 +1,4 @@
+{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
 {#
   One row per restart the library detects: the last step before it, the step
   training resumed from, the progress wasted and the infrastructure recovery time.

@@ -1,3 +1,4 @@
+{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
 {#
   One row per run: what GoodputCalculator.get_job_goodput and
   get_step_deviation report for it, for every run in the warehouse at once.

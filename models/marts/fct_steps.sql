@@ -1,3 +1,9 @@
+{{
+    config(
+        partition_by=goodput_partition_by('step_start_at'),
+        cluster_by=goodput_cluster_by(['run_name', 'segment_no'])
+    )
+}}
 {#
   One row per recorded step entry: its segment, start, the interval to the next
   step entry of the segment (the step's time) and how the library counts it.

@@ -1,0 +1,45 @@
+view: fct_goodput_cumulative {
+  sql_table_name: `goodput.fct_goodput_cumulative` ;;
+
+  dimension: run_name {
+    primary_key: yes
+    type: string
+    sql: ${TABLE}.run_name ;;
+  }
+  dimension: is_running {
+    type: yesno
+    sql: ${TABLE}.is_running ;;
+  }
+  dimension: goodput_pct {
+    description: "The library's get_job_goodput() for this run."
+    type: number
+    value_format_name: decimal_2
+    sql: ${TABLE}.goodput_pct ;;
+  }
+  dimension: max_productive_step {
+    type: number
+    sql: ${TABLE}.max_productive_step ;;
+  }
+  dimension: disruptions {
+    type: number
+    sql: ${TABLE}.disruptions ;;
+  }
+  measure: total_elapsed_seconds {
+    type: sum
+    sql: ${TABLE}.total_elapsed_seconds ;;
+  }
+  measure: productive_seconds {
+    type: sum
+    sql: ${TABLE}.productive_seconds ;;
+  }
+  measure: fleet_goodput_pct {
+    description: "Productive over elapsed time of every run selected (a time-weighted Goodput, not a mean of percentages)."
+    type: number
+    value_format_name: decimal_2
+    sql: 100 * ${productive_seconds} / nullif(${total_elapsed_seconds}, 0) ;;
+  }
+  measure: total_disruptions {
+    type: sum
+    sql: ${TABLE}.disruptions ;;
+  }
+}
