@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test,bigquery]'
+	$(BIN)/pip install --quiet -e '.[test,bigquery,monitoring]'
 	touch $@
 
 $(BQEMU_VENV)/.installed:

@@ -342,3 +342,59 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
         click.echo(json.dumps(data, indent=2, default=str))
     else:
         render_interval(data)
+
+
+# --------------------------------------------------------------------- push
+@main.command()
+@duckdb_option
+@click.option("--project", required=True, help="GCP project to write the time series to.")
+@click.option("--location", required=True, help="Resource label location (the library's GCPOptions.location).")
+@click.option("--accelerator-type", required=True, help="Metric label accelerator_type, e.g. v5p-128.")
+@click.option("--replica-id", default="0", show_default=True, help="Resource label replica_id.")
+@click.option("--cluster-name", help="Optional metric label cluster_name, as the library adds it.")
+@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run).")
+@click.option("--since", help="Oldest rolling window end to push (ISO 8601). Points older than ~25 h are "
+              "dropped anyway: Cloud Monitoring refuses them.")
+@click.option("--dry-run", is_flag=True, help="Print the CreateTimeSeries requests as JSON; send nothing.")
+@click.option("--endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
+              help="Monitoring API endpoint (host:port of a local server for tests; plain gRPC, no credentials).")
+@click.option("--max-retries", type=click.IntRange(0), default=5, show_default=True,
+              help="Retries of UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED and of rejected series.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def push(duckdb_path: str, project: str, location: str, accelerator_type: str, replica_id: str,
+         cluster_name: str | None, runs: tuple[str, ...], since: str | None, dry_run: bool, endpoint: str | None,
+         max_retries: int, as_json: bool) -> None:
+    """Send the marts to Cloud Monitoring under the library's metric types and labels.
+
+    Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
+    time and ideal step time at each run's end, and interval Goodput/Badput for every
+    rolling window. A push state in the warehouse remembers the last point per series:
+    running push again sends only what is new. Exit code 1 when any point failed.
+
+    \b
+    Examples:
+      goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --run llama3-70b
+      goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --dry-run
+    """
+    from goodput_loader.push.run import PushRequest, run_push
+    from goodput_loader.push.series import Target
+
+    request = PushRequest(
+        duckdb_path=duckdb_path,
+        target=Target(project=project, location=location, replica_id=replica_id,
+                      accelerator_type=accelerator_type, cluster_name=cluster_name),
+        runs=list(runs), since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint,
+        max_retries=max_retries,
+    )
+    summary = _run(run_push, request)
+    if as_json or dry_run:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        click.echo(f"{summary['points_written']} points written in {summary['requests_sent']} requests "
+                   f"({summary['already_pushed']} already pushed, {summary['dropped_too_old']} older than "
+                   f"Cloud Monitoring accepts, {summary['dropped_too_close']} closer than 5 s to the previous one, "
+                   f"{len(summary['failed'])} failed)")
+        for failure in summary["failed"][:20]:
+            click.echo(f"failed: {failure['series']} at {failure['end_time']}: {failure['error']}", err=True)
+    if summary["failed"]:
+        sys.exit(1)

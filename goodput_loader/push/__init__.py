@@ -1,0 +1,1 @@
+"""`goodput-loader push`: the marts to Google Cloud Monitoring, as the library's monitor writes them."""

@@ -1,0 +1,102 @@
+"""CreateTimeSeries with the API's failure modes handled: transient errors are retried with
+backoff, a partial failure (some series rejected) retries only the series it names."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from goodput_loader.push.series import RESOURCE_TYPE, Point
+
+# "...could not be written: <reason>: timeSeries[0-2,5]" names the rejected series of a request.
+_INDEXES = re.compile(r"timeSeries\[([0-9,\s-]+)\]")
+
+
+def rejected_indexes(message: str) -> set[int]:
+    found: set[int] = set()
+    for group in _INDEXES.findall(message):
+        for part in group.split(","):
+            part = part.strip()
+            if "-" in part:
+                low, high = part.split("-", 1)
+                found.update(range(int(low), int(high) + 1))
+            elif part:
+                found.add(int(part))
+    return found
+
+
+def make_client(endpoint: str | None) -> Any:
+    """A MetricServiceClient: default credentials, or an insecure channel to a local server."""
+    from google.cloud import monitoring_v3
+
+    if endpoint:
+        import grpc
+        from google.cloud.monitoring_v3.services.metric_service.transports import MetricServiceGrpcTransport
+
+        target = endpoint.split("://", 1)[-1]
+        transport = MetricServiceGrpcTransport(channel=grpc.insecure_channel(target))
+        return monitoring_v3.MetricServiceClient(transport=transport)
+    return monitoring_v3.MetricServiceClient()
+
+
+def to_proto(point: Point) -> Any:
+    from google.cloud import monitoring_v3
+
+    return monitoring_v3.TimeSeries(
+        metric={"type": point.series.metric_type, "labels": dict(point.series.metric_labels)},
+        resource={"type": RESOURCE_TYPE, "labels": dict(point.series.resource_labels)},
+        points=[monitoring_v3.Point(interval={"end_time": point.end_time},
+                                    value={point.series.value_type: point.value})],
+    )
+
+
+@dataclass
+class SendResult:
+    written: list[Point] = field(default_factory=list)
+    failed: list[tuple[Point, str]] = field(default_factory=list)
+    retries: int = 0
+
+
+@dataclass
+class Sender:
+    client: Any
+    project: str
+    max_retries: int = 5
+    initial_delay: float = 0.5
+    sleep: Callable[[float], None] = time.sleep
+
+    def send(self, points: Sequence[Point]) -> SendResult:
+        from google.api_core import exceptions as gexc
+
+        result = SendResult()
+        pending = list(points)
+        attempt = 0
+        while pending:
+            try:
+                self.client.create_time_series(name=f"projects/{self.project}",
+                                               time_series=[to_proto(p) for p in pending], retry=None, timeout=60)
+                result.written.extend(pending)
+                return result
+            except (gexc.ServiceUnavailable, gexc.DeadlineExceeded, gexc.ResourceExhausted) as exc:
+                reason = f"{type(exc).__name__}: {exc.message}"
+                retry = pending
+            except gexc.GoogleAPICallError as exc:
+                rejected = rejected_indexes(exc.message or "")
+                if not rejected:  # the whole request was refused: retrying it changes nothing
+                    result.failed.extend((p, f"{type(exc).__name__}: {exc.message}") for p in pending)
+                    return result
+                result.written.extend(p for i, p in enumerate(pending) if i not in rejected)
+                reason = f"{type(exc).__name__}: {exc.message}"
+                retry = [p for i, p in enumerate(pending) if i in rejected]
+            attempt += 1
+            if attempt > self.max_retries:
+                result.failed.extend((p, reason) for p in retry)
+                return result
+            result.retries += 1
+            delay = min(30.0, self.initial_delay * 2 ** (attempt - 1))
+            self.sleep(delay * random.uniform(0.5, 1.0))
+            pending = retry
+        return result

@@ -1,0 +1,193 @@
+"""The library's Cloud Monitoring time series, built from the marts, and the requests that carry them.
+
+Every metric type, value type, metric label and resource label here is the one
+ml-goodput-measurement 0.2.3 writes (monitoring.py, _upload_goodput_metrics_to_gcm and
+_upload_interval_goodput_metrics_to_gcm), so its dashboard and alerts read our series unchanged:
+
+| metric (compute.googleapis.com/workload/...) | value | metric labels |
+|---|---|---|
+| goodput_time | double, seconds | goodput_source=TOTAL, accelerator_type |
+| badput_time | double, seconds | badput_source (CUSTOM_BADPUT_EVENTS.<TYPE> flattened), accelerator_type |
+| disruptions | int64 | accelerator_type, window_type=cumulative |
+| max_productive_steps | int64 | accelerator_type |
+| step_time_deviation | double, seconds | accelerator_type |
+| total_elapsed_time | double, seconds | accelerator_type, window_type=cumulative |
+| performance | double, ideal step seconds | (none) |
+| interval_goodput | double, % | goodput_source=TOTAL, accelerator_type, rolling_window_size |
+| interval_badput | double, % | badput_source, accelerator_type, rolling_window_size |
+
+DATA_LOADING_ASYNC is never written (the library's ACTIVITY_EXCLUSION_LIST). The monitored
+resource is compute.googleapis.com/Workload {location, workload_id=<run>, replica_id}; an
+optional cluster_name label goes on every metric but performance, as the library does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+PREFIX = "compute.googleapis.com/workload/"
+RESOURCE_TYPE = "compute.googleapis.com/Workload"
+RESOURCE_LABELS = ("location", "workload_id", "replica_id")
+EXCLUDED_BADPUT = {"DATA_LOADING_ASYNC"}
+MAX_SERIES_PER_REQUEST = 200
+MIN_SPACING = dt.timedelta(seconds=5)
+MAX_AGE = dt.timedelta(hours=25)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the series go: the project and the resource/label values the library takes from GCPOptions."""
+
+    project: str
+    location: str
+    replica_id: str = "0"
+    accelerator_type: str = ""
+    cluster_name: str | None = None
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    """One time series: metric type and labels, and the resource labels."""
+
+    metric_type: str
+    metric_labels: tuple[tuple[str, str], ...]
+    resource_labels: tuple[tuple[str, str], ...]
+    value_type: str  # "int64_value" or "double_value"
+
+    @property
+    def id(self) -> str:
+        """A stable text id, the push state's key."""
+        labels = ",".join(f"{k}={v}" for k, v in self.metric_labels)
+        resource = ",".join(f"{k}={v}" for k, v in self.resource_labels)
+        return f"{self.metric_type}{{{labels}}}@{resource}"
+
+
+@dataclass(frozen=True)
+class Point:
+    series: SeriesKey
+    end_time: dt.datetime
+    value: float | int
+
+
+@dataclass
+class Plan:
+    """The requests to send (each ≤ 200 series, one point per series) and what was left out, and why."""
+
+    requests: list[list[Point]] = field(default_factory=list)
+    already_pushed: int = 0
+    dropped_too_old: int = 0
+    dropped_too_close: int = 0
+
+    @property
+    def points(self) -> int:
+        return sum(len(r) for r in self.requests)
+
+
+def _series(target: Target, run: str, metric: str, value_type: str, labels: dict[str, str],
+            with_accelerator: bool = True) -> SeriesKey:
+    metric_labels = dict(labels)
+    if with_accelerator:
+        metric_labels["accelerator_type"] = target.accelerator_type
+        if target.cluster_name:
+            metric_labels["cluster_name"] = target.cluster_name
+    resource = {"location": target.location, "workload_id": run, "replica_id": target.replica_id}
+    return SeriesKey(PREFIX + metric, tuple(sorted(metric_labels.items())), tuple(sorted(resource.items())),
+                     value_type)
+
+
+def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict[str, Any]]) -> list[Point]:
+    """The monitor's cumulative upload for one run (a row of fct_goodput_cumulative and its
+    fct_badput_breakdown rows), as one point at the run's end (job end, or evaluation time)."""
+    name = run["run_name"]
+    at = run["last_job_end_at"] or run["evaluated_at"]
+    points = [
+        Point(_series(target, name, "goodput_time", "double_value", {"goodput_source": "TOTAL"}), at,
+              float(run["productive_seconds"])),
+        Point(_series(target, name, "disruptions", "int64_value", {"window_type": "cumulative"}), at,
+              int(run["disruptions"])),
+        Point(_series(target, name, "max_productive_steps", "int64_value", {}), at,
+              int(run["max_productive_step"])),
+        Point(_series(target, name, "total_elapsed_time", "double_value", {"window_type": "cumulative"}), at,
+              float(run["total_elapsed_seconds"])),
+        Point(_series(target, name, "performance", "double_value", {}, with_accelerator=False), at,
+              float(run["ideal_step_seconds"] or 0.0)),
+    ]
+    if run["step_time_deviation_seconds"] is not None:
+        points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
+                            float(run["step_time_deviation_seconds"])))
+    for row in badput:
+        if row["badput_type"] in EXCLUDED_BADPUT:
+            continue
+        points.append(Point(_series(target, name, "badput_time", "double_value",
+                                    {"badput_source": row["gcm_badput_source"]}), at, float(row["badput_seconds"])))
+    return points
+
+
+def interval_points(target: Target, goodput: Iterable[dict[str, Any]],
+                    badput: Iterable[dict[str, Any]]) -> list[Point]:
+    """interval_goodput / interval_badput (percent of the window's elapsed time) per window size,
+    one point per window end (rows of the rolling marts: run_name, window_seconds, end_at, pct)."""
+    points = []
+    for row in goodput:
+        if row["goodput_pct"] is None:
+            continue
+        series = _series(target, row["run_name"], "interval_goodput", "double_value",
+                         {"goodput_source": "TOTAL", "rolling_window_size": str(int(row["window_seconds"]))})
+        points.append(Point(series, row["end_at"], float(row["goodput_pct"])))
+    for row in badput:
+        if row["badput_type"] in EXCLUDED_BADPUT or row["badput_pct"] is None:
+            continue
+        series = _series(target, row["run_name"], "interval_badput", "double_value",
+                         {"badput_source": row["badput_source"], "rolling_window_size": str(int(row["window_seconds"]))})
+        points.append(Point(series, row["end_at"], float(row["badput_pct"])))
+    return points
+
+
+def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: dt.datetime) -> Plan:
+    """Order, thin and split points the way CreateTimeSeries accepts them.
+
+    Per series: only points after the last one pushed, in time order, none older than the API
+    accepts (25 h), none closer than 5 s to the previous one kept. Request k carries the k-th
+    remaining point of every series (one point per series per request), at most 200 series each,
+    so a series' points always arrive in order.
+    """
+    plan = Plan()
+    by_series: dict[SeriesKey, list[Point]] = {}
+    for point in points:
+        by_series.setdefault(point.series, []).append(point)
+    queues: list[list[Point]] = []
+    for series, series_points in sorted(by_series.items(), key=lambda item: item[0].id):
+        last = pushed.get(series.id)
+        kept: list[Point] = []
+        for point in sorted(series_points, key=lambda p: p.end_time):
+            if last is not None and point.end_time <= last:
+                plan.already_pushed += 1
+            elif point.end_time < now - MAX_AGE:
+                plan.dropped_too_old += 1
+            elif (kept and point.end_time - kept[-1].end_time < MIN_SPACING) or (
+                    last is not None and point.end_time - last < MIN_SPACING):
+                plan.dropped_too_close += 1
+            else:
+                kept.append(point)
+        if kept:
+            queues.append(kept)
+    depth = max((len(q) for q in queues), default=0)
+    for k in range(depth):
+        round_points = [q[k] for q in queues if len(q) > k]
+        for start in range(0, len(round_points), MAX_SERIES_PER_REQUEST):
+            plan.requests.append(round_points[start:start + MAX_SERIES_PER_REQUEST])
+    return plan
+
+
+def to_json(point: Point, project: str) -> dict[str, Any]:
+    """A point as the REST/JSON form of a TimeSeries (what --dry-run prints)."""
+    value = {"int64Value": str(point.value)} if point.series.value_type == "int64_value" else {
+        "doubleValue": point.value}
+    return {
+        "metric": {"type": point.series.metric_type, "labels": dict(point.series.metric_labels)},
+        "resource": {"type": RESOURCE_TYPE, "labels": dict(point.series.resource_labels)},
+        "points": [{"interval": {"endTime": point.end_time.astimezone(dt.timezone.utc)
+                                 .strftime("%Y-%m-%dT%H:%M:%S.%fZ")}, "value": value}],
+    }

@@ -1,0 +1,188 @@
+"""`goodput-loader push` with the real google-cloud-monitoring client against a local gRPC
+MetricService (tests/support/fake_monitoring.py) that rejects what Cloud Monitoring rejects."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import grpc
+import pytest
+from conftest import dbt_build, query, run_cli
+from support.fake_monitoring import FakeMonitoring
+
+from goodput_loader.simulate import RunSpec, fleet, write_run
+
+ARGS = ["--project", "proj", "--location", "us-central2", "--accelerator-type", "v5p-128"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """Two runs that started 6 h ago (one still running), rolling windows every 5 minutes."""
+    tmp = tmp_path_factory.mktemp("push")
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    start = now - dt.timedelta(hours=6)
+    for spec in fleet(2, seed=4, steps=1500, restarts=1, running=1, start=start,
+                      base=RunSpec(name="", start=0.0, step_seconds=4.0, duplicate_rate=0.0)):
+        write_run(spec, tmp / "data", "proj", compress=True)
+    db = tmp / "warehouse.duckdb"
+    run_cli("load", "--duckdb", db, tmp / "data")
+    dbt_build(db, now, "--var", "rolling_grid_seconds=300")
+    return db
+
+
+def fresh_copy(db: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "warehouse.duckdb"
+    copy.write_bytes(db.read_bytes())
+    return copy
+
+
+def push(db: Path, endpoint: str, *extra: str, expect: int | None = 0) -> dict:
+    result = run_cli("push", "--duckdb", db, *ARGS, "--endpoint", endpoint, "--json", *extra, expect=expect)
+    return json.loads(result.stdout)
+
+
+def by_metric(server: FakeMonitoring) -> dict[str, dict[tuple, list]]:
+    out: dict[str, dict[tuple, list]] = {}
+    for (metric, labels, _, resource), points in server.points().items():
+        out.setdefault(metric.rsplit("/", 1)[1], {})[(dict(resource)["workload_id"], labels)] = points
+    return out
+
+
+def test_push_writes_what_the_marts_say_under_the_library_s_names(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        summary = push(db, server.endpoint)
+        assert summary["failed"] == [] and summary["points_written"] == summary["points_planned"] > 100
+        assert max(server.requests) <= 200
+        metrics = by_metric(server)
+    cumulative = {r[0]: r for r in query(db, "select run_name, productive_seconds, disruptions, max_productive_step, "
+                                             "total_elapsed_seconds, ideal_step_seconds from fct_goodput_cumulative")}
+    acc = ("accelerator_type", "v5p-128")
+    for run, row in cumulative.items():
+        assert metrics["goodput_time"][(run, (acc, ("goodput_source", "TOTAL")))][-1][1] == pytest.approx(row[1])
+        assert metrics["disruptions"][(run, (acc, ("window_type", "cumulative")))][-1][1] == row[2]
+        assert metrics["max_productive_steps"][(run, (acc,))][-1][1] == row[3]
+        assert metrics["total_elapsed_time"][(run, (acc, ("window_type", "cumulative")))][-1][1] == pytest.approx(row[4])
+        assert metrics["performance"][(run, ())][-1][1] == pytest.approx(row[5])
+    for run, source, seconds in query(db, "select run_name, gcm_badput_source, badput_seconds from fct_badput_breakdown"):
+        key = (run, (acc, ("badput_source", source)))
+        if source == "DATA_LOADING_ASYNC":
+            assert key not in metrics["badput_time"]
+        else:
+            assert metrics["badput_time"][key][-1][1] == pytest.approx(seconds)
+    # interval Goodput: every complete 1h window on the grid, then the one ending at the run's end
+    for run, in query(db, "select run_name from fct_goodput_cumulative"):
+        series = metrics["interval_goodput"][(run, (acc, ("goodput_source", "TOTAL"), ("rolling_window_size", "3600")))]
+        grid = query(db, f"select goodput_pct from fct_goodput_rolling where run_name = '{run}' and window_seconds = 3600 "
+                         "and not is_partial order by window_end_epoch")
+        latest = query(db, f"select goodput_pct from fct_goodput_rolling_latest where run_name = '{run}' "
+                           "and window_seconds = 3600")
+        assert [v for _, v in series] == pytest.approx([g[0] for g in grid] + [latest[0][0]])
+        assert [t for t, _ in series] == sorted(t for t, _ in series)
+    # interval Badput: every bucket but DATA_LOADING_ASYNC, every window size, as % of the window
+    expected: dict[tuple, list] = {}
+    for run, size, source, pct in query(db, """
+            select run_name, window_seconds, badput_source, badput_pct from (
+                select run_name, window_seconds, badput_source, badput_pct, window_end_epoch as t
+                from fct_badput_rolling where not is_partial
+                union all
+                select run_name, window_seconds, badput_source, badput_pct, 1e12 from fct_badput_rolling_latest)
+            where badput_source != 'DATA_LOADING_ASYNC' order by run_name, window_seconds, badput_source, t"""):
+        key = (run, (acc, ("badput_source", source), ("rolling_window_size", str(size))))
+        expected.setdefault(key, []).append(pct)
+    assert set(metrics["interval_badput"]) == set(expected)
+    for key, values in expected.items():
+        assert [v for _, v in metrics["interval_badput"][key]] == pytest.approx(values), key
+
+
+def test_a_second_push_sends_nothing_and_an_interrupted_one_resumes(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        server.fail_from_call = 3  # every call from the third on: UNAVAILABLE
+        first = push(db, server.endpoint, "--max-retries", "1", expect=1)
+        assert first["points_written"] > 0 and first["failed"]
+        server.fail_from_call = None
+        second = push(db, server.endpoint)
+        assert second["failed"] == [] and second["already_pushed"] == first["points_written"]
+        third = push(db, server.endpoint)
+        assert third["points_planned"] == 0 and third["points_written"] == 0
+        total = sum(len(points) for points in server.points().values())
+        assert total == first["points_written"] + second["points_written"]
+
+
+def test_transient_errors_are_retried(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        server.failures = [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                           grpc.StatusCode.RESOURCE_EXHAUSTED]
+        summary = push(db, server.endpoint, "--run", "sim-000")
+        assert summary["failed"] == [] and summary["retries"] == 3
+
+
+def test_rejected_series_are_reported_and_only_they_are_retried(built, tmp_path):
+    """A series that already has a later point (another writer) is refused; the rest is written."""
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        later = dt.datetime.now(dt.timezone.utc)
+        key = ("compute.googleapis.com/workload/max_productive_steps", (("accelerator_type", "v5p-128"),),
+               "compute.googleapis.com/Workload",
+               (("location", "us-central2"), ("replica_id", "0"), ("workload_id", "sim-000")))
+        server.series[key] = [(later, 1)]
+        summary = push(db, server.endpoint, "--run", "sim-000", "--max-retries", "2", expect=1)
+        assert [f["series"].split("{")[0].rsplit("/", 1)[1] for f in summary["failed"]] == ["max_productive_steps"]
+        assert "written in order" in summary["failed"][0]["error"]
+        assert summary["points_written"] == summary["points_planned"] - 1
+        state = query(db, "select count(*) from goodput_push.push_state where metric_type like '%max_productive%'")
+        assert state == [(0,)]
+
+
+def test_dry_run_prints_requests_that_obey_the_api_rules(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    result = run_cli("push", "--duckdb", db, *ARGS, "--dry-run")
+    data = json.loads(result.stdout)
+    assert data["requests"] and data["points_written"] == 0
+    last: dict[str, str] = {}
+    for req in data["requests"]:
+        assert req["name"] == "projects/proj" and len(req["timeSeries"]) <= 200
+        ids = [json.dumps([ts["metric"], ts["resource"]], sort_keys=True) for ts in req["timeSeries"]]
+        assert len(ids) == len(set(ids))
+        for sid, ts in zip(ids, req["timeSeries"]):
+            assert len(ts["points"]) == 1
+            end = ts["points"][0]["interval"]["endTime"]
+            assert sid not in last or last[sid] < end
+            last[sid] = end
+    assert query(db, "select count(*) from information_schema.tables where table_schema = 'goodput_push'") == [(0,)]
+
+
+def test_points_older_than_the_api_accepts_are_dropped_and_counted(built, tmp_path):
+    from goodput_loader.push.run import PushRequest, run_push
+    from goodput_loader.push.series import Target
+
+    db = fresh_copy(built, tmp_path)
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=27)
+    summary = run_push(PushRequest(duckdb_path=str(db), target=Target("proj", "us-central2", "0", "v5p-128"),
+                                   dry_run=True, now=later))
+    assert summary["points_planned"] == 0 and summary["dropped_too_old"] > 100
+
+
+def test_the_library_dashboard_reads_only_what_we_write(built, tmp_path):
+    """Every metric type and label of the library's goodput_dashboard.json is one push writes."""
+    import ml_goodput_measurement
+
+    dashboard = Path(ml_goodput_measurement.__file__).parent / "dashboards" / "goodput_dashboard.json"
+    text = dashboard.read_text()
+    data = json.loads(run_cli("push", "--duckdb", fresh_copy(built, tmp_path), *ARGS, "--dry-run").stdout)
+    series = [ts for req in data["requests"] for ts in req["timeSeries"]]
+    types = {ts["metric"]["type"] for ts in series}
+    labels = {k for ts in series for k in ts["metric"]["labels"]} | {k for ts in series for k in ts["resource"]["labels"]}
+    used_types = set(re.findall(r"compute\.googleapis\.com/workload/(\w+)", text))
+    used_types |= set(re.findall(r"compute_googleapis_com:workload_(\w+)", text))
+    assert used_types and {f"compute.googleapis.com/workload/{t}" for t in used_types} <= types
+    used_labels = set(re.findall(r'(?:metric|resource)\.labels?\.\\?"?(\w+)', text))
+    used_labels |= {name.strip() for group in re.findall(r"by \(([\w, ]+)\)", text) for name in group.split(",")}
+    # PromQL label matchers; monitored_resource is PromQL's name for the resource type, not a label
+    used_labels |= set(re.findall(r'[{,]\s*(\w+)\s*!?=~?\s*\\"', text)) - {"monitored_resource"}
+    assert used_labels and used_labels <= labels, used_labels - labels
