@@ -8,7 +8,6 @@ is pinned here with both values.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import random
