@@ -355,6 +355,9 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
 @click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run).")
 @click.option("--since", help="Oldest rolling window end to push (ISO 8601). Points older than ~25 h are "
               "dropped anyway: Cloud Monitoring refuses them.")
+@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
+              help="Read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB.")
+@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests).")
 @click.option("--dry-run", is_flag=True, help="Print the CreateTimeSeries requests as JSON; send nothing.")
 @click.option("--endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
               help="Monitoring API endpoint (host:port of a local server for tests; plain gRPC, no credentials).")
@@ -362,8 +365,9 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
               help="Retries of UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED and of rejected series.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def push(duckdb_path: str, project: str, location: str, accelerator_type: str, replica_id: str,
-         cluster_name: str | None, runs: tuple[str, ...], since: str | None, dry_run: bool, endpoint: str | None,
-         max_retries: int, as_json: bool) -> None:
+         cluster_name: str | None, runs: tuple[str, ...], since: str | None, bigquery_dataset: str | None,
+         bigquery_endpoint: str | None, dry_run: bool, endpoint: str | None, max_retries: int,
+         as_json: bool) -> None:
     """Send the marts to Cloud Monitoring under the library's metric types and labels.
 
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
@@ -375,6 +379,7 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
     Examples:
       goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --run llama3-70b
       goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --dry-run
+      goodput-loader push --bigquery my-proj.goodput --project my-proj --location us-central2 --accelerator-type v5p-128
     """
     from goodput_loader.push.run import PushRequest, run_push
     from goodput_loader.push.series import Target
@@ -384,7 +389,7 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
         target=Target(project=project, location=location, replica_id=replica_id,
                       accelerator_type=accelerator_type, cluster_name=cluster_name),
         runs=list(runs), since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint,
-        max_retries=max_retries,
+        max_retries=max_retries, bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
     )
     summary = _run(run_push, request)
     if as_json or dry_run:

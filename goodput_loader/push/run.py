@@ -1,15 +1,17 @@
 """`goodput-loader push`: read the marts, plan against the push state, send, record what landed.
 
-The push state (goodput_push.push_state in the warehouse) keeps the last point written per
-series, committed after every request: re-running push sends nothing already written, and an
-interrupted push resumes where it stopped.
+Reads DuckDB (default) or the BigQuery dataset dbt builds into (--bigquery). The push state
+(goodput_push.push_state in DuckDB, push_state in the BigQuery dataset) keeps the last point
+written per series, committed after every request: re-running push sends nothing already
+written, and an interrupted push resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 
@@ -38,6 +40,8 @@ class PushRequest:
     endpoint: str | None = None
     max_retries: int = 5
     now: dt.datetime | None = None
+    bigquery_dataset: str | None = None
+    bigquery_endpoint: str | None = None
 
 
 def _utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -46,83 +50,175 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    try:
-        cursor = con.execute(sql, params)
-    except duckdb.CatalogException as exc:
-        raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
-    names = [d[0] for d in cursor.description]
-    return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in zip(names, row)}
-            for row in cursor.fetchall()]
+class Marts(Protocol):
+    """Where push reads the marts and keeps its state. Queries name tables as {t}<mart> and take the
+    run list as {runs} and the --since time as {since}."""
+
+    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]: ...
+
+    def pushed(self) -> dict[str, dt.datetime]: ...
+
+    def record(self, written: list[Point]) -> None: ...
+
+    def close(self) -> None: ...
 
 
-def read_points(con: duckdb.DuckDBPyConnection, request: PushRequest) -> list[Point]:
+class DuckDBMarts:
+    """Marts and push state in the DuckDB warehouse."""
+
+    def __init__(self, path: str, read_only: bool):
+        try:
+            self.con = duckdb.connect(path, read_only=read_only)
+        except duckdb.Error as exc:
+            raise LoaderError(f"cannot open {path}: {exc}") from exc
+        self.read_only = read_only
+
+    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+        params: list[Any] = []
+        for token in re.findall(r"\{runs\}|\{since\}", sql):
+            params.append(runs if token == "{runs}" else since.astimezone(dt.timezone.utc).replace(tzinfo=None))
+        sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
+        try:
+            cursor = self.con.execute(sql, params)
+        except duckdb.CatalogException as exc:
+            raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
+        names = [d[0] for d in cursor.description]
+        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in zip(names, row)}
+                for row in cursor.fetchall()]
+
+    def pushed(self) -> dict[str, dt.datetime]:
+        if not self.read_only:
+            self.con.execute(STATE_DDL)
+        exists = self.con.execute("select count(*) from information_schema.tables where table_schema = "
+                                  "'goodput_push' and table_name = 'push_state'").fetchone()[0]
+        if not exists:
+            return {}
+        return {row[0]: _utc(row[1]) for row in self.con.execute(
+            "select series_id, last_end_time from goodput_push.push_state").fetchall()}
+
+    def record(self, written: list[Point]) -> None:
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        self.con.begin()
+        for point in written:
+            self.con.execute(
+                """insert into goodput_push.push_state values (?, ?, ?, ?)
+                   on conflict (series_id) do update set last_end_time = greatest(
+                       push_state.last_end_time, excluded.last_end_time), updated_at = excluded.updated_at""",
+                [point.series.id, point.series.metric_type,
+                 point.end_time.astimezone(dt.timezone.utc).replace(tzinfo=None), now])
+        self.con.commit()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class BigQueryMarts:
+    """Marts in the BigQuery dataset dbt builds into; the push state is its push_state table."""
+
+    def __init__(self, spec: str, endpoint: str | None, read_only: bool):
+        from goodput_loader.sinks.bigquery_sink import make_client as bigquery_client
+        from goodput_loader.sinks.bigquery_sink import parse_dataset
+
+        self.project, self.dataset = parse_dataset(spec)
+        self.client = bigquery_client(self.project, endpoint)
+        self.state = f"{self.project}.{self.dataset}.push_state"
+        self.read_only = read_only
+
+    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+        from google.api_core import exceptions as gexc
+        from google.cloud import bigquery
+
+        params: list[Any] = [bigquery.ArrayQueryParameter("runs", "STRING", runs)]
+        if since is not None:
+            params.append(bigquery.ScalarQueryParameter("since", "TIMESTAMP", since))
+        sql = (sql.replace("{runs}", "unnest(@runs)").replace("{since}", "@since")
+               .replace("{t}", f"`{self.project}.{self.dataset}`."))
+        try:
+            result = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params)).result()
+        except gexc.NotFound as exc:
+            raise LoaderError(f"the marts are not built in {self.project}.{self.dataset} ({exc.message}); "
+                              "run `dbt build` with the bigquery target first") from exc
+        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()} for row in result]
+
+    def pushed(self) -> dict[str, dt.datetime]:
+        from google.api_core import exceptions as gexc
+        from google.cloud import bigquery
+
+        if not self.read_only:
+            schema = [bigquery.SchemaField("series_id", "STRING", "REQUIRED"),
+                      bigquery.SchemaField("metric_type", "STRING", "REQUIRED"),
+                      bigquery.SchemaField("last_end_time", "TIMESTAMP", "REQUIRED"),
+                      bigquery.SchemaField("updated_at", "TIMESTAMP", "REQUIRED")]
+            self.client.create_table(bigquery.Table(self.state, schema=schema), exists_ok=True)
+        try:
+            rows = self.client.query(f"select series_id, last_end_time from `{self.state}`").result()
+        except gexc.NotFound:  # a dry run before the first push
+            return {}
+        return {row[0]: _utc(row[1]) for row in rows}
+
+    def record(self, written: list[Point]) -> None:
+        from goodput_loader.sinks.bigquery_sink import _literal
+
+        if not written:
+            return
+        pushed = ", ".join(
+            f"struct({_literal(p.series.id)} as series_id, {_literal(p.series.metric_type)} as metric_type, "
+            f"timestamp_micros({int(p.end_time.timestamp() * 1_000_000)}) as last_end_time)" for p in written)
+        self.client.query(f"""
+            merge `{self.state}` as target
+            using (select * from unnest([{pushed}])) as pushed
+            on target.series_id = pushed.series_id
+            when matched then update set
+                last_end_time = greatest(target.last_end_time, pushed.last_end_time),
+                updated_at = current_timestamp()
+            when not matched then insert (series_id, metric_type, last_end_time, updated_at)
+                values (pushed.series_id, pushed.metric_type, pushed.last_end_time, current_timestamp())""").result()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def read_points(marts: Marts, request: PushRequest) -> list[Point]:
     """Every point the marts hold for the selected runs: the cumulative values at each run's end,
     and interval Goodput/Badput at every complete rolling window and at the run's end."""
-    runs_filter = "and run_name in (select unnest(?))" if request.runs else ""
-    params: list[Any] = [request.runs] if request.runs else []
-    runs = _rows(con, f"select * from main.fct_goodput_cumulative where is_valid {runs_filter}", params)
+    runs_filter = "and run_name in {runs}" if request.runs else ""
+    runs = marts.rows(f"select * from {{t}}fct_goodput_cumulative where is_valid {runs_filter}", request.runs)
     if request.runs:
         missing = sorted(set(request.runs) - {r["run_name"] for r in runs})
         if missing:
             raise LoaderError(f"no valid Goodput in the marts for: {', '.join(missing)}")
     names = [r["run_name"] for r in runs]
     breakdown: dict[str, list[dict[str, Any]]] = {}
-    for row in _rows(con, "select * from main.fct_badput_breakdown where run_name in (select unnest(?))", [names]):
+    for row in marts.rows("select * from {t}fct_badput_breakdown where run_name in {runs}", names):
         breakdown.setdefault(row["run_name"], []).append(row)
     points = [p for run in runs for p in cumulative_points(request.target, run, breakdown.get(run["run_name"], []))]
-    since = "and window_end_at >= ?" if request.since else ""
-    window_params: list[Any] = [names] + ([request.since.replace(tzinfo=None)] if request.since else [])
-    goodput = _rows(con, f"""
-        select run_name, window_seconds, window_end_at as end_at, goodput_pct from main.fct_goodput_rolling
-        where not is_partial and run_name in (select unnest(?)) {since}
+    since = "and window_end_at >= {since}" if request.since else ""
+    goodput = marts.rows(f"""
+        select run_name, window_seconds, window_end_at as end_at, goodput_pct from {{t}}fct_goodput_rolling
+        where not is_partial and run_name in {{runs}} {since}
         union all
-        select run_name, window_seconds, window_end_at, goodput_pct from main.fct_goodput_rolling_latest
-        where run_name in (select unnest(?))""", window_params + [names])
-    badput = _rows(con, f"""
+        select run_name, window_seconds, window_end_at, goodput_pct from {{t}}fct_goodput_rolling_latest
+        where run_name in {{runs}}""", names, request.since)
+    badput = marts.rows(f"""
         select run_name, window_seconds, window_end_at as end_at, badput_type, badput_source, badput_pct
-        from main.fct_badput_rolling where not is_partial and run_name in (select unnest(?)) {since}
+        from {{t}}fct_badput_rolling where not is_partial and run_name in {{runs}} {since}
         union all
         select run_name, window_seconds, window_end_at, badput_type, badput_source, badput_pct
-        from main.fct_badput_rolling_latest where run_name in (select unnest(?))""", window_params + [names])
+        from {{t}}fct_badput_rolling_latest where run_name in {{runs}}""", names, request.since)
     return points + interval_points(request.target, goodput, badput)
-
-
-def _pushed(con: duckdb.DuckDBPyConnection) -> dict[str, dt.datetime]:
-    return {row[0]: _utc(row[1]) for row in con.execute(
-        "select series_id, last_end_time from goodput_push.push_state").fetchall()}
-
-
-def _record(con: duckdb.DuckDBPyConnection, written: list[Point]) -> None:
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    con.begin()
-    for point in written:
-        con.execute("""insert into goodput_push.push_state values (?, ?, ?, ?)
-                       on conflict (series_id) do update set last_end_time = greatest(
-                           push_state.last_end_time, excluded.last_end_time), updated_at = excluded.updated_at""",
-                    [point.series.id, point.series.metric_type,
-                     point.end_time.astimezone(dt.timezone.utc).replace(tzinfo=None), now])
-    con.commit()
 
 
 def run_push(request: PushRequest) -> dict[str, Any]:
     """Push what is new; return a summary (and, for a dry run, the requests as JSON)."""
     now = request.now or dt.datetime.now(dt.timezone.utc)
+    marts: Marts = (BigQueryMarts(request.bigquery_dataset, request.bigquery_endpoint, request.dry_run)
+                    if request.bigquery_dataset else DuckDBMarts(request.duckdb_path, request.dry_run))
     try:
-        con = duckdb.connect(request.duckdb_path, read_only=request.dry_run)
-    except duckdb.Error as exc:
-        raise LoaderError(f"cannot open {request.duckdb_path}: {exc}") from exc
-    try:
-        if not request.dry_run:
-            con.execute(STATE_DDL)
-        has_state = con.execute("select count(*) from information_schema.tables where table_schema = "
-                                "'goodput_push' and table_name = 'push_state'").fetchone()[0]
-        plan = plan_requests(read_points(con, request), _pushed(con) if has_state else {}, now)
+        plan = plan_requests(read_points(marts, request), marts.pushed(), now)
         summary: dict[str, Any] = _summary(plan)
         if request.dry_run:
             summary["requests"] = [{"name": f"projects/{request.target.project}",
-                                    "timeSeries": [to_json(p, request.target.project) for p in points]}
-                                   for points in plan.requests]
+                                    "timeSeries": [to_json(p) for p in points]} for points in plan.requests]
             return summary
         sender = Sender(make_client(request.endpoint), request.target.project, max_retries=request.max_retries)
         failed_series: set[str] = set()
@@ -131,7 +227,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
             if not points:
                 continue
             result = sender.send(points)
-            _record(con, result.written)
+            marts.record(result.written)
             summary["points_written"] += len(result.written)
             summary["retries"] += result.retries
             summary["requests_sent"] += 1
@@ -141,7 +237,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
                                           "error": reason})
         return summary
     finally:
-        con.close()
+        marts.close()
 
 
 def _summary(plan: Plan) -> dict[str, Any]:

@@ -181,7 +181,7 @@ def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: 
     return plan
 
 
-def to_json(point: Point, project: str) -> dict[str, Any]:
+def to_json(point: Point) -> dict[str, Any]:
     """A point as the REST/JSON form of a TimeSeries (what --dry-run prints)."""
     value = {"int64Value": str(point.value)} if point.series.value_type == "int64_value" else {
         "doubleValue": point.value}
