@@ -186,3 +186,28 @@ def test_the_library_dashboard_reads_only_what_we_write(built, tmp_path):
     # PromQL label matchers; monitored_resource is PromQL's name for the resource type, not a label
     used_labels |= set(re.findall(r'[{,]\s*(\w+)\s*!?=~?\s*\\"', text)) - {"monitored_resource"}
     assert used_labels and used_labels <= labels, used_labels - labels
+
+
+def test_since_limits_the_rolling_history(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    everything = json.loads(run_cli("push", "--duckdb", db, *ARGS, "--dry-run").stdout)
+    since = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)).isoformat()
+    recent = json.loads(run_cli("push", "--duckdb", db, *ARGS, "--dry-run", "--since", since).stdout)
+    assert 0 < recent["points_planned"] < everything["points_planned"]
+    ends = [ts["points"][0]["interval"]["endTime"] for req in recent["requests"] for ts in req["timeSeries"]
+            if ts["metric"]["type"].endswith("interval_goodput")]
+    assert min(ends) >= since[:19]
+
+
+def test_many_series_are_split_into_requests_of_at_most_200():
+    from goodput_loader.push.series import Point, SeriesKey, plan_requests
+
+    now = dt.datetime.now(dt.timezone.utc)
+    points = [Point(SeriesKey("compute.googleapis.com/workload/goodput_time", (("run", str(i)),), (), "double_value"),
+                    now - dt.timedelta(minutes=k), float(k)) for i in range(450) for k in range(3)]
+    plan = plan_requests(points, {}, now)
+    assert [len(r) for r in plan.requests] == [200, 200, 50] * 3
+    for request in plan.requests:
+        assert len({p.series for p in request}) == len(request)
+    firsts = {p.series: p.end_time for p in plan.requests[0]}
+    assert all(p.end_time > firsts[p.series] for p in plan.requests[3])

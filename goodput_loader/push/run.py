@@ -198,13 +198,13 @@ def read_points(marts: Marts, request: PushRequest) -> list[Point]:
         where not is_partial and run_name in {{runs}} {since}
         union all
         select run_name, window_seconds, window_end_at, goodput_pct from {{t}}fct_goodput_rolling_latest
-        where run_name in {{runs}}""", names, request.since)
+        where run_name in {{runs}} {since}""", names, request.since)
     badput = marts.rows(f"""
         select run_name, window_seconds, window_end_at as end_at, badput_type, badput_source, badput_pct
         from {{t}}fct_badput_rolling where not is_partial and run_name in {{runs}} {since}
         union all
         select run_name, window_seconds, window_end_at, badput_type, badput_source, badput_pct
-        from {{t}}fct_badput_rolling_latest where run_name in {{runs}}""", names, request.since)
+        from {{t}}fct_badput_rolling_latest where run_name in {{runs}} {since}""", names, request.since)
     return points + interval_points(request.target, goodput, badput)
 
 
