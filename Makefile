@@ -11,7 +11,7 @@ DEMO_DATA ?= demo_data
 # The demo's runs start 10 hours ago, so the one still running is evaluated "now".
 DEMO_START := $(shell date -u -d '-10 hours' +%Y-%m-%dT%H:00:00Z)
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test bench install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ demo: install
 
 test: install-test
 	GOODPUT_BQEMU_PYTHON=$(CURDIR)/$(BQEMU_VENV)/bin/python $(BIN)/python -m pytest
+
+# Benchmarks (not a test: prints figures and ratios; see bench/RESULTS.md). PROFILES=S M L fleet
+PROFILES ?= S M L
+REPEATS ?= 3
+bench: install-test
+	$(BIN)/python bench/bench.py --profiles $(PROFILES) --repeats $(REPEATS) --out bench/RESULTS.md
 
 clean:
 	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) target logs

@@ -1,0 +1,189 @@
+"""Benchmarks: loader, dbt build (cumulative only / with rolling windows), incremental rebuild, and
+the reference GoodputCalculator on the same entries, side by side. Prints a Markdown table.
+
+    python bench/bench.py --profiles S M --repeats 3 [--out bench/RESULTS.md]
+
+Every measurement runs in a child process, timed from outside, with its peak RSS from
+wait4(); medians of --repeats runs. Nothing here asserts a time: the machine is shared and noisy,
+the ratios are what to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from goodput_loader.simulate import RunSpec, fleet, log_entries  # noqa: E402
+
+BIN = Path(sys.executable).parent
+START = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+AS_OF = "2026-12-31T00:00:00Z"
+MODELS_ONLY = ["--exclude", "resource_type:test", "resource_type:unit_test"]
+CUMULATIVE_ONLY = ["--select", "+fct_goodput_cumulative", "+fct_badput_breakdown", *MODELS_ONLY]
+
+
+def specs(profile: str) -> list[RunSpec]:
+    """The issue's profiles, seeded. L: 1e6 steps at ~6 s, ~400 restarts, checkpoints every 500, eval every 1000."""
+    single = {"S": (10_000, 2), "M": (100_000, 20), "L": (1_000_000, 400)}
+    if profile in single:
+        steps, restarts = single[profile]
+        return [RunSpec(name=f"bench-{profile.lower()}", start=START.timestamp(), steps=steps, step_seconds=6.0,
+                        restarts=restarts, checkpoint_every=500, eval_every=1000, seed=7)]
+    if profile == "fleet":  # 200 runs of mixed size, about 1e7 entries in all
+        return fleet(200, seed=11, steps=16_000, restarts=3, running=20, start=START,
+                     base=RunSpec(name="", start=0.0, step_seconds=6.0, checkpoint_every=500, eval_every=1000))
+    raise SystemExit(f"unknown profile {profile}: S, M, L or fleet")
+
+
+def write(spec: RunSpec, folder: Path, hold_back: dt.timedelta | None = None) -> tuple[int, int]:
+    """Write the run as NDJSON; with hold_back, its last entries (that long) go to folder/../later/."""
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = list(log_entries(spec, "bench"))
+    cut = None
+    if hold_back is not None:
+        cut = (dt.datetime.fromisoformat(entries[-1]["timestamp"].replace("Z", "+00:00")) - hold_back)
+        cut = cut.strftime("%Y-%m-%dT%H:%M:%S")
+    early = [e for e in entries if cut is None or e["timestamp"] <= cut]
+    late = [e for e in entries if cut is not None and e["timestamp"] > cut]
+    with open(folder / f"goodput_{spec.name}.ndjson", "w") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in early)
+    if late:
+        (folder.parent / "later").mkdir(exist_ok=True)
+        with open(folder.parent / "later" / f"goodput_{spec.name}.ndjson", "w") as fh:
+            fh.writelines(json.dumps(e) + "\n" for e in late)
+    return len(early), len(late)
+
+
+@dataclass
+class Measure:
+    seconds: float
+    rss_mb: float
+    stdout: str
+
+
+def measure(cmd: list[str]) -> Measure:
+    """Run cmd; its wall time and peak RSS (wait4 reaps it, so the RSS is this child's alone)."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    return Measure(seconds, usage.ru_maxrss / 1024, stdout)
+
+
+def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int | str]:
+    folder = work / profile
+    shutil.rmtree(folder, ignore_errors=True)
+    hold_back = dt.timedelta(hours=1) if profile in ("M", "L") else None
+    early = late = 0
+    for spec in specs(profile):
+        e, lt = write(spec, folder / "data", hold_back)
+        early, late = early + e, late + lt
+    files = sorted(map(str, (folder / "data").glob("*.ndjson")))
+    result: dict[str, list[float]] = {}
+
+    def add(key: str, value: float) -> None:
+        result.setdefault(key, []).append(value)
+
+    for i in range(repeats):
+        db = folder / f"run{i}.duckdb"
+        load = measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(db), *files])
+        add("load_s", load.seconds)
+        add("load_rss", load.rss_mb)
+        rolling_db = folder / f"run{i}-rolling.duckdb"
+        shutil.copy(db, rolling_db)
+        cumulative = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(db), "--as-of", AS_OF, "--",
+                              *CUMULATIVE_ONLY])
+        add("build_cumulative_s", cumulative.seconds)
+        add("build_cumulative_rss", cumulative.rss_mb)
+        full = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", AS_OF, "--",
+                        *MODELS_ONLY])
+        add("build_rolling_s", full.seconds)
+        add("build_rolling_rss", full.rss_mb)
+        if late:
+            later = sorted(map(str, (folder / "later").glob("*.ndjson")))
+            measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(rolling_db), *later])
+            incremental = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", AS_OF,
+                                   "--", *MODELS_ONLY])
+            add("incremental_s", incremental.seconds)
+        reference_s, reference_rss = 0.0, 0.0
+        for path in files:
+            ref = measure([sys.executable, str(ROOT / "bench" / "reference.py"), path, AS_OF])
+            reference_s += json.loads(ref.stdout)["seconds"]
+            reference_rss = max(reference_rss, ref.rss_mb)
+        add("reference_s", reference_s)
+        add("reference_rss", reference_rss)
+        db.unlink()
+        rolling_db.unlink()
+    out: dict[str, float | int | str] = {"profile": profile, "entries": early + late, "runs": len(files)}
+    out.update({k: statistics.median(v) for k, v in result.items()})
+    out["load_entries_per_s"] = early / out["load_s"]  # type: ignore[operator]
+    return out
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| profile | entries | load s (entries/s, RSS MB) | build cumulative s (RSS) | build + rolling s (RSS) "
+            "| rolling / cumulative | incremental 1 h s (/ full) | reference s (RSS) | reference / (load + build) |")
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        incremental = (f"{r['incremental_s']:.1f} ({r['incremental_s'] / r['build_rolling_s']:.0%})"
+                       if "incremental_s" in r else "-")
+        lines.append(
+            f"| {r['profile']} | {r['entries']:,} | {r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, "
+            f"{r['load_rss']:.0f}) | {r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
+            f"{r['build_rolling_s']:.1f} ({r['build_rolling_rss']:.0f}) | "
+            f"{r['build_rolling_s'] / r['build_cumulative_s']:.2f} | {incremental} | "
+            f"{r['reference_s']:.1f} ({r['reference_rss']:.0f}) | "
+            f"{r['reference_s'] / (r['load_s'] + r['build_cumulative_s']):.2f} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    import duckdb
+
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Python {platform.python_version()}, "
+            f"DuckDB {duckdb.__version__}, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profiles", nargs="+", default=["S", "M"], help="S, M, L, fleet")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=ROOT / "bench" / "work")
+    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    args = parser.parse_args()
+    rows = []
+    for profile in args.profiles:
+        print(f"profile {profile} ...", file=sys.stderr, flush=True)
+        rows.append(run_profile(profile, args.repeats, args.work))
+        print(table(rows[-1:]), file=sys.stderr, flush=True)
+    text = f"Machine: {machine()}; medians of {args.repeats} runs.\n\n{table(rows)}\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
