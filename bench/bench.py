@@ -182,7 +182,16 @@ def main() -> None:
     text = f"Machine: {machine()}; medians of {args.repeats} runs.\n\n{table(rows)}\n"
     print(text)
     if args.out:
-        args.out.write_text(text)
+        write_results(args.out, text)
+
+
+def write_results(path: Path, text: str) -> None:
+    """Replace the table between the bench markers of path (keeping the notes around it), or write it."""
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    old = path.read_text() if path.exists() else ""
+    if start in old and end in old:
+        text = old[:old.index(start) + len(start)] + "\n" + text + old[old.index(end):]
+    path.write_text(text)
 
 
 if __name__ == "__main__":
