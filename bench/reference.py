@@ -37,10 +37,14 @@ def main() -> None:
         calculator = lib_goodput.GoodputCalculator(job_name=job, logger_name=f"goodput_{job}",
                                                    cloud_logger=ListCloudLogger(job, payloads), cache_dir=cache)
         started = time.perf_counter()
+        error = None
         with frozen_library_clock(as_of):
-            goodput_pct, _, _ = calculator.get_job_goodput(include_badput_breakdown=True)
+            try:
+                goodput_pct, _, _ = calculator.get_job_goodput(include_badput_breakdown=True)
+            except ValueError as exc:  # the library's verdict on invalid input: still a full computation
+                goodput_pct, error = None, str(exc)
         seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "goodput_pct": goodput_pct, "entries": len(payloads)}))
+    print(json.dumps({"seconds": seconds, "goodput_pct": goodput_pct, "entries": len(payloads), "error": error}))
 
 
 if __name__ == "__main__":
