@@ -349,7 +349,8 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
 @duckdb_option
 @click.option("--project", required=True, help="GCP project to write the time series to.")
 @click.option("--location", required=True, help="Resource label location (the library's GCPOptions.location).")
-@click.option("--accelerator-type", required=True, help="Metric label accelerator_type, e.g. v5p-128.")
+@click.option("--accelerator-type", default="", help="Metric label accelerator_type, e.g. v5p-128 "
+              "(the library always sets it; the dashboard groups by it). Omitted when not given.")
 @click.option("--replica-id", default="0", show_default=True, help="Resource label replica_id.")
 @click.option("--cluster-name", help="Optional metric label cluster_name, as the library adds it.")
 @click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run).")

@@ -211,3 +211,17 @@ def test_many_series_are_split_into_requests_of_at_most_200():
         assert len({p.series for p in request}) == len(request)
     firsts = {p.series: p.end_time for p in plan.requests[0]}
     assert all(p.end_time > firsts[p.series] for p in plan.requests[3])
+
+
+def test_accelerator_and_cluster_labels_are_optional(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    plain = json.loads(run_cli("push", "--duckdb", db, "--project", "proj", "--location", "l", "--dry-run").stdout)
+    labels = {k for req in plain["requests"] for ts in req["timeSeries"] for k in ts["metric"]["labels"]}
+    assert "accelerator_type" not in labels and "cluster_name" not in labels
+    named = json.loads(run_cli("push", "--duckdb", db, *ARGS, "--cluster-name", "c1", "--dry-run").stdout)
+    for ts in (ts for req in named["requests"] for ts in req["timeSeries"]):
+        expected = {} if ts["metric"]["type"].endswith("/performance") else {"accelerator_type": "v5p-128",
+                                                                             "cluster_name": "c1"}
+        assert {k: ts["metric"]["labels"][k] for k in expected} == expected
+        if not expected:
+            assert ts["metric"]["labels"] == {}

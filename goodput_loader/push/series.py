@@ -17,8 +17,9 @@ _upload_interval_goodput_metrics_to_gcm), so its dashboard and alerts read our s
 | interval_badput | double, % | badput_source, accelerator_type, rolling_window_size |
 
 DATA_LOADING_ASYNC is never written (the library's ACTIVITY_EXCLUSION_LIST). The monitored
-resource is compute.googleapis.com/Workload {location, workload_id=<run>, replica_id}; an
-optional cluster_name label goes on every metric but performance, as the library does.
+resource is compute.googleapis.com/Workload {location, workload_id=<run>, replica_id}; the
+accelerator_type and cluster_name labels go on every metric but performance, as the library puts
+them, when they are given.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _series(target: Target, run: str, metric: str, value_type: str, labels: dict
             with_accelerator: bool = True) -> SeriesKey:
     metric_labels = dict(labels)
     if with_accelerator:
-        metric_labels["accelerator_type"] = target.accelerator_type
+        if target.accelerator_type:
+            metric_labels["accelerator_type"] = target.accelerator_type
         if target.cluster_name:
             metric_labels["cluster_name"] = target.cluster_name
     resource = {"location": target.location, "workload_id": run, "replica_id": target.replica_id}
