@@ -9,12 +9,11 @@ implementation in Python.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from goodput_loader.dbt import find_project_dir
+from goodput_loader.dbt import project_args
 from goodput_loader.errors import LoaderError
 
 
@@ -35,12 +34,9 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
         raise LoaderError(f"--end {_iso(end)} is not after --start {_iso(start)}")
     if not Path(duckdb_path).exists():
         raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
-    project = find_project_dir(project_dir)
-    os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
     inline = "{{ goodput_interval(%r, %r, %r) }}" % (run, _iso(start), _iso(end))
     result = dbtRunner().invoke([
-        "--log-level", "none", "show", "--inline", inline, "--limit", "-1",
-        "--project-dir", str(project), "--profiles-dir", str(project), "--target", "duckdb",
+        "--log-level", "none", "show", "--inline", inline, "--limit", "-1", *project_args(duckdb_path, project_dir),
     ])
     if not result.success:
         detail = str(result.exception) if result.exception else "; ".join(

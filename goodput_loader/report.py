@@ -37,7 +37,8 @@ def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
         raise LoaderError(f"cannot open {duckdb_path}: {exc}") from exc
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """Rows of a mart query as dicts; a missing mart means the build has not run."""
     try:
         cursor = con.execute(sql, params)
     except duckdb.CatalogException as exc:
@@ -51,8 +52,8 @@ def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
     try:
         where = "where run_name in (select unnest(?))" if runs else ""
         params: list[Any] = [runs] if runs else []
-        cumulative = _rows(con, f"select * from main.fct_goodput_cumulative {where} order by run_name", params)
-        breakdown = _rows(
+        cumulative = fetch_rows(con, f"select * from main.fct_goodput_cumulative {where} order by run_name", params)
+        breakdown = fetch_rows(
             con,
             f"""select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
                        gcm_badput_source, counts_against_goodput
@@ -60,9 +61,9 @@ def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
                 order by run_name, badput_type, custom_badput_event_type""",
             params,
         )
-        rolling = _rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_name, window_seconds",
+        rolling = fetch_rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_name, window_seconds",
                         params)
-        rolling_badput = _rows(
+        rolling_badput = fetch_rows(
             con,
             f"""select run_name, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct
                 from main.fct_badput_rolling_latest {where}
@@ -200,7 +201,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
 def rejected_rows(duckdb_path: str, limit: int) -> list[dict[str, Any]]:
     con = _connect(duckdb_path)
     try:
-        return _rows(
+        return fetch_rows(
             con,
             "select source, location, reason, raw, rejected_at from goodput_raw.rejected_entries "
             "order by rejected_at desc, location limit ?",

@@ -17,6 +17,7 @@ import duckdb
 
 from goodput_loader.errors import LoaderError
 from goodput_loader.push.sender import Sender, make_client
+from goodput_loader.report import fetch_rows
 from goodput_loader.push.series import Plan, Point, Target, cumulative_points, interval_points, plan_requests, to_json
 
 STATE_DDL = """
@@ -78,13 +79,8 @@ class DuckDBMarts:
         for token in re.findall(r"\{runs\}|\{since\}", sql):
             params.append(runs if token == "{runs}" else since.astimezone(dt.timezone.utc).replace(tzinfo=None))
         sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
-        try:
-            cursor = self.con.execute(sql, params)
-        except duckdb.CatalogException as exc:
-            raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
-        names = [d[0] for d in cursor.description]
-        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in zip(names, row)}
-                for row in cursor.fetchall()]
+        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
+                for row in fetch_rows(self.con, sql, params)]
 
     def pushed(self) -> dict[str, dt.datetime]:
         if not self.read_only:
