@@ -31,7 +31,7 @@ class LoadRequest:
     bigquery_dataset: str | None = None
     bigquery_endpoint: str | None = None
     bigquery_location: str | None = None
-    batch_size: int = 50_000
+    batch_size: int = 250_000
     rescan: bool = False
     progress: bool | None = None
 

@@ -6,12 +6,17 @@ sinks only write, so every source/sink pair behaves the same way.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Iterable
+from typing import Generator, Iterable, Iterator, TypeVar
 
 from goodput_loader.progress import LoadProgress
 from goodput_loader.sinks.base import Batch, Sink
+
+T = TypeVar("T")
+_DONE = object()
 
 
 @dataclass
@@ -37,6 +42,53 @@ class LoadSummary:
         return data
 
 
+def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+    """Produce the next items in a background thread while the caller consumes this one.
+
+    A source's parsing (the DuckDB screen, Cloud Logging requests) and a
+    sink's write both release the GIL, so overlapping them uses both cores.
+    At most ``depth`` items wait, which bounds memory. An exception in the
+    source is raised here, in order; if the caller stops early, the producer
+    stops at its next item.
+    """
+    handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    source = iter(items)
+
+    def produce() -> None:
+        try:
+            for item in source:
+                while not stop.is_set():
+                    try:
+                        handoff.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put(_DONE)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            handoff.put(exc)
+        finally:
+            if isinstance(source, Generator):
+                source.close()  # releases what the source holds open (files, the screen)
+
+    producer = threading.Thread(target=produce, name="goodput-source", daemon=True)
+    producer.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        producer.join(timeout=5)
+
+
 def land(
     batches: Iterable[Batch],
     sink: Sink,
@@ -48,9 +100,9 @@ def land(
     """Write every batch; a failure leaves all earlier batches committed and consistent."""
     started = time.monotonic()
     task = progress.start(description, total=total_bytes)
-    for batch in batches:
-        result = sink.write_batch(summary.source, batch.entries, batch.rejections, batch.cursor)
-        summary.read += len(batch.entries)
+    for batch in prefetch(batches):
+        result = sink.write_batch(summary.source, batch)
+        summary.read += batch.entry_count
         summary.inserted += result.inserted
         summary.duplicates += result.duplicates
         summary.rejected += result.rejected

@@ -11,8 +11,11 @@ met again, and whatever did not commit is read again from the old cursor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
+import pyarrow as pa
+
+from goodput_loader.columns import combine
 from goodput_loader.entries import LandedEntry, Rejection
 
 
@@ -39,6 +42,8 @@ class Cursor:
 class Batch:
     """What a source hands the sink to commit at once: entries, rejections, the new cursor.
 
+    Entries come as ``LandedEntry`` objects, as an Arrow table already in
+    ``columns.ENTRY_SCHEMA`` (the vectorised NDJSON screen), or both.
     ``bytes_read`` (files) is how far into the input the batch ends, for progress.
     """
 
@@ -46,9 +51,19 @@ class Batch:
     rejections: list[Rejection] = field(default_factory=list)
     cursor: Cursor | None = None
     bytes_read: int | None = None
+    entry_table: pa.Table | None = None
+
+    @property
+    def entry_count(self) -> int:
+        table_rows = self.entry_table.num_rows if self.entry_table is not None else 0
+        return len(self.entries) + table_rows
+
+    def table(self) -> pa.Table:
+        """Every entry of the batch as one Arrow table in ENTRY_SCHEMA."""
+        return combine(self.entry_table, self.entries)
 
     def __len__(self) -> int:
-        return len(self.entries) + len(self.rejections)
+        return self.entry_count + len(self.rejections)
 
 
 @dataclass(frozen=True)
@@ -66,14 +81,8 @@ class Sink(Protocol):
     def get_cursor(self, source_key: str) -> Cursor | None:
         """The committed cursor of a source, or None if it was never loaded."""
 
-    def write_batch(
-        self,
-        source: str,
-        entries: Sequence[LandedEntry],
-        rejections: Sequence[Rejection],
-        cursor: Cursor | None,
-    ) -> BatchResult:
-        """Land a batch and move the cursor, atomically."""
+    def write_batch(self, source: str, batch: Batch) -> BatchResult:
+        """Land a batch's entries and rejections and move its cursor, atomically."""
 
     def close(self) -> None:
         """Release the connection."""

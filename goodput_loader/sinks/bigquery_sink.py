@@ -20,9 +20,9 @@ import json
 import uuid
 from typing import Any, Sequence
 
-from goodput_loader.entries import LandedEntry, Rejection, format_rfc3339_us
+from goodput_loader.entries import Rejection, format_rfc3339_us
 from goodput_loader.errors import SinkError
-from goodput_loader.sinks.base import BatchResult, Cursor
+from goodput_loader.sinks.base import Batch, BatchResult, Cursor
 
 STAGING_EXPIRY = dt.timedelta(days=1)
 _ENTRY_COLUMNS = ("log_name, run_name, insert_id, `timestamp`, receive_timestamp, severity, payload, "
@@ -133,7 +133,7 @@ class BigQuerySink:
         return Cursor(source_key=source_key, timestamp_us=row[0], insert_id=row[1], offset=row[2],
                       fingerprint=row[3], entries_landed=row[4])
 
-    def _stage(self, entries: Sequence[LandedEntry], rejections: Sequence[Rejection], source: str,
+    def _stage(self, entries: list[dict[str, Any]], rejections: Sequence[Rejection], source: str,
                now: str) -> str:
         """Load the batch into a new staging table (one load job); return its id."""
         bigquery = self._bigquery
@@ -146,11 +146,12 @@ class BigQuerySink:
         table.expires = dt.datetime.now(dt.timezone.utc) + STAGING_EXPIRY
         self._client.create_table(table)
         rows: list[dict[str, Any]] = [
-            {"kind": "entry", "log_name": e.log_name, "run_name": e.run_name, "insert_id": e.insert_id,
-             "timestamp": format_rfc3339_us(e.timestamp_us),
-             "receive_timestamp": None if e.receive_timestamp_us is None else format_rfc3339_us(e.receive_timestamp_us),
-             "severity": e.severity, "payload": json.loads(e.payload), "job_name_matches": e.job_name_matches,
-             "source": source, "loaded_at": now}
+            {"kind": "entry", "log_name": e["log_name"], "run_name": e["run_name"], "insert_id": e["insert_id"],
+             "timestamp": format_rfc3339_us(e["timestamp_us"]),
+             "receive_timestamp": None if e["receive_timestamp_us"] is None
+             else format_rfc3339_us(e["receive_timestamp_us"]),
+             "severity": e["severity"], "payload": json.loads(e["payload"]),
+             "job_name_matches": e["job_name_matches"], "source": source, "loaded_at": now}
             for e in entries
         ]
         rows += [{"kind": "rejection", "source": source, "location": r.location, "reason": r.reason,
@@ -160,15 +161,11 @@ class BigQuerySink:
         job.result()
         return staging
 
-    def write_batch(
-        self,
-        source: str,
-        entries: Sequence[LandedEntry],
-        rejections: Sequence[Rejection],
-        cursor: Cursor | None,
-    ) -> BatchResult:
+    def write_batch(self, source: str, batch: Batch) -> BatchResult:
         from google.api_core import exceptions as gexc
 
+        entries = batch.table().to_pylist()
+        rejections, cursor = batch.rejections, batch.cursor
         bigquery = self._bigquery
         now = format_rfc3339_us(int(dt.datetime.now(dt.timezone.utc).timestamp() * 1_000_000))
         staging = None

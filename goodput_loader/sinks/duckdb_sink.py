@@ -1,8 +1,16 @@
 """DuckDB sink: the embedded default warehouse.
 
 Batches arrive as Arrow tables (one C-level copy, no per-row Python inserts),
-are deduplicated against the primary key with ``ON CONFLICT DO NOTHING``, and
+are deduplicated on ``(log_name, timestamp, insert_id)`` by an anti-join, and
 commit in the same transaction as their rejections and the source cursor.
+
+``log_entries`` has no primary key: DuckDB keeps an ART index of it in memory
+and updates it row by row, which cost more than half of the load time and
+about 1 GB of memory per 3M entries (bench/RESULTS.md). The anti-join reads
+only the row groups whose timestamps overlap the batch (DuckDB pushes the
+batch's min/max into the scan), and a file holds one writer at a time, so
+the key stays unique without it. Tables created by earlier versions keep
+their key and load the same way.
 """
 
 from __future__ import annotations
@@ -14,9 +22,9 @@ from typing import Sequence
 import duckdb
 import pyarrow as pa
 
-from goodput_loader.entries import LandedEntry, Rejection
+from goodput_loader.entries import Rejection
 from goodput_loader.errors import SinkError
-from goodput_loader.sinks.base import BatchResult, Cursor
+from goodput_loader.sinks.base import Batch, BatchResult, Cursor
 
 RAW_SCHEMA = "goodput_raw"
 
@@ -33,8 +41,7 @@ create table if not exists {RAW_SCHEMA}.log_entries (
     payload json not null,
     job_name_matches boolean not null,
     source varchar not null,
-    loaded_at timestamp not null,
-    primary key (log_name, "timestamp", insert_id)
+    loaded_at timestamp not null
 );
 
 create table if not exists {RAW_SCHEMA}.rejected_entries (
@@ -57,18 +64,6 @@ create table if not exists {RAW_SCHEMA}.load_state (
 );
 """
 
-_ENTRY_SCHEMA = pa.schema(
-    [
-        ("log_name", pa.string()),
-        ("run_name", pa.string()),
-        ("insert_id", pa.string()),
-        ("timestamp_us", pa.int64()),
-        ("receive_timestamp_us", pa.int64()),
-        ("severity", pa.string()),
-        ("payload", pa.string()),
-        ("job_name_matches", pa.bool_()),
-    ]
-)
 _REJECTION_SCHEMA = pa.schema(
     [("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]
 )
@@ -76,22 +71,6 @@ _REJECTION_SCHEMA = pa.schema(
 
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
-def _entries_table(entries: Sequence[LandedEntry]) -> pa.Table:
-    return pa.Table.from_pydict(
-        {
-            "log_name": [e.log_name for e in entries],
-            "run_name": [e.run_name for e in entries],
-            "insert_id": [e.insert_id for e in entries],
-            "timestamp_us": [e.timestamp_us for e in entries],
-            "receive_timestamp_us": [e.receive_timestamp_us for e in entries],
-            "severity": [e.severity for e in entries],
-            "payload": [e.payload for e in entries],
-            "job_name_matches": [e.job_name_matches for e in entries],
-        },
-        schema=_ENTRY_SCHEMA,
-    )
 
 
 def _rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
@@ -155,28 +134,32 @@ class DuckDBSink:
             entries_landed=row[4],
         )
 
-    def write_batch(
-        self,
-        source: str,
-        entries: Sequence[LandedEntry],
-        rejections: Sequence[Rejection],
-        cursor: Cursor | None,
-    ) -> BatchResult:
+    def write_batch(self, source: str, batch: Batch) -> BatchResult:
         con = self._con
         now = _utcnow()
+        rejections, cursor = batch.rejections, batch.cursor
+        entry_count = batch.entry_count
         con.begin()
         try:
             inserted = 0
-            if entries:
-                batch = _entries_table(entries)  # noqa: F841 - scanned by name below
+            if entry_count:
+                entries = batch.table()  # noqa: F841 - scanned by name below
                 inserted = con.execute(
                     f"""insert into {RAW_SCHEMA}.log_entries
-                        select log_name, run_name, insert_id,
-                               make_timestamp(timestamp_us),
-                               make_timestamp(receive_timestamp_us),
-                               severity, payload::json, job_name_matches, ?, ?
-                        from batch
-                        on conflict do nothing""",
+                        with batch as (
+                            select log_name, run_name, insert_id, make_timestamp(timestamp_us) as "timestamp",
+                                   make_timestamp(receive_timestamp_us) as receive_timestamp,
+                                   severity, payload, job_name_matches
+                            from entries
+                            qualify row_number() over (partition by log_name, timestamp_us, insert_id) = 1
+                        )
+                        select b.log_name, b.run_name, b.insert_id, b."timestamp", b.receive_timestamp,
+                               b.severity, b.payload::json, b.job_name_matches, ?, ?
+                        from batch as b
+                        anti join {RAW_SCHEMA}.log_entries as e
+                            on e.log_name = b.log_name
+                           and e."timestamp" = b."timestamp"
+                           and e.insert_id = b.insert_id""",
                     [source, now],
                 ).fetchone()[0]
             if rejections:
@@ -216,7 +199,7 @@ class DuckDBSink:
             con.rollback()
             raise
         return BatchResult(
-            inserted=inserted, duplicates=len(entries) - inserted, rejected=len(rejections)
+            inserted=inserted, duplicates=entry_count - inserted, rejected=len(rejections)
         )
 
     def close(self) -> None:
