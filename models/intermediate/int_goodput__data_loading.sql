@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   Data-loading intervals and how many times the library counts each as
   synchronous (DATA_LOADING_SYNC):

@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   One row per restart: the last step entry before it (the library's
   `_last_disrupted_step` and its start time), the step it resumes from, the job

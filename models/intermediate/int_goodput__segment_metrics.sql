@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   One row per (run, segment): the library's per-segment productive time,
   PROGRAM_STARTUP (first-step excess over the mean of the segment's other

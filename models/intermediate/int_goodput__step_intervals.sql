@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 {#
   Consecutive step entries of a segment, as the library walks its step dict:
   the interval [previous step start, this step start] is step `step_count - 1`'s

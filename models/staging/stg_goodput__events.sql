@@ -14,6 +14,44 @@ source as (
 
 ),
 
+{% set payload_keys = [
+    'job_name',
+    'job_start_time',
+    'job_end_time',
+    'step_count',
+    'step_start_time',
+    'tpu_init_start_time',
+    'tpu_init_end_time',
+    'training_prep_start_time',
+    'training_prep_end_time',
+    'data_loading_start_time',
+    'data_loading_end_time',
+    'custom_badput_event_type',
+    'custom_badput_event_start_time',
+    'custom_badput_event_end_time',
+    'event_type',
+    'step',
+    'directory',
+    'checkpoint_manager_blocking_start_time',
+    'checkpoint_manager_blocking_duration_secs',
+    'checkpointer_blocking_duration_secs',
+    'wait_for_prev_duration_secs',
+    'get_old_steps_duration_secs',
+    'checkpoint_manager_start_time',
+    'checkpoint_manager_duration_secs',
+    'checkpointer_duration_secs',
+    'broadcast_duration_secs',
+] %}
+
+parsed as (
+
+    select
+        *,
+        {{ goodput_json_fields('payload', payload_keys) }} as fields
+    from source
+
+),
+
 typed as (
 
     select
@@ -26,43 +64,43 @@ typed as (
         source as loader_source,
         loaded_at,
         job_name_matches,
-        {{ goodput_json_string('payload', 'job_name') }} as job_name,
+        {{ goodput_json_string('fields', 'job_name') }} as job_name,
 
         -- GoodputRecorder events
-        {{ goodput_json_number('payload', 'job_start_time') }} as job_start_epoch,
-        {{ goodput_json_number('payload', 'job_end_time') }} as job_end_epoch,
-        {{ goodput_json_integer('payload', 'step_count') }} as step_count,
-        {{ goodput_json_number('payload', 'step_start_time') }} as step_start_epoch,
-        {{ goodput_json_number('payload', 'tpu_init_start_time') }} as tpu_init_start_epoch,
-        {{ goodput_json_number('payload', 'tpu_init_end_time') }} as tpu_init_end_epoch,
-        {{ goodput_json_number('payload', 'training_prep_start_time') }} as training_prep_start_epoch,
-        {{ goodput_json_number('payload', 'training_prep_end_time') }} as training_prep_end_epoch,
-        {{ goodput_json_number('payload', 'data_loading_start_time') }} as data_loading_start_epoch,
-        {{ goodput_json_number('payload', 'data_loading_end_time') }} as data_loading_end_epoch,
-        upper({{ goodput_json_string('payload', 'custom_badput_event_type') }}) as custom_badput_event_type,
-        {{ goodput_json_number('payload', 'custom_badput_event_start_time') }} as custom_badput_start_epoch,
-        {{ goodput_json_number('payload', 'custom_badput_event_end_time') }} as custom_badput_end_epoch,
+        {{ goodput_json_number('fields', 'job_start_time') }} as job_start_epoch,
+        {{ goodput_json_number('fields', 'job_end_time') }} as job_end_epoch,
+        {{ goodput_json_integer('fields', 'step_count') }} as step_count,
+        {{ goodput_json_number('fields', 'step_start_time') }} as step_start_epoch,
+        {{ goodput_json_number('fields', 'tpu_init_start_time') }} as tpu_init_start_epoch,
+        {{ goodput_json_number('fields', 'tpu_init_end_time') }} as tpu_init_end_epoch,
+        {{ goodput_json_number('fields', 'training_prep_start_time') }} as training_prep_start_epoch,
+        {{ goodput_json_number('fields', 'training_prep_end_time') }} as training_prep_end_epoch,
+        {{ goodput_json_number('fields', 'data_loading_start_time') }} as data_loading_start_epoch,
+        {{ goodput_json_number('fields', 'data_loading_end_time') }} as data_loading_end_epoch,
+        upper({{ goodput_json_string('fields', 'custom_badput_event_type') }}) as custom_badput_event_type,
+        {{ goodput_json_number('fields', 'custom_badput_event_start_time') }} as custom_badput_start_epoch,
+        {{ goodput_json_number('fields', 'custom_badput_event_end_time') }} as custom_badput_end_epoch,
 
         -- Orbax checkpoint logger records
-        {{ goodput_json_string('payload', 'event_type') }} as raw_event_type,
-        {{ goodput_json_integer('payload', 'step') }} as checkpoint_step,
-        {{ goodput_json_string('payload', 'directory') }} as checkpoint_directory,
-        {{ goodput_json_number('payload', 'checkpoint_manager_blocking_start_time') }}
+        {{ goodput_json_string('fields', 'event_type') }} as raw_event_type,
+        {{ goodput_json_integer('fields', 'step') }} as checkpoint_step,
+        {{ goodput_json_string('fields', 'directory') }} as checkpoint_directory,
+        {{ goodput_json_number('fields', 'checkpoint_manager_blocking_start_time') }}
             as checkpoint_manager_blocking_start_epoch,
-        {{ goodput_json_number('payload', 'checkpoint_manager_blocking_duration_secs') }}
+        {{ goodput_json_number('fields', 'checkpoint_manager_blocking_duration_secs') }}
             as checkpoint_manager_blocking_seconds,
-        {{ goodput_json_number('payload', 'checkpointer_blocking_duration_secs') }}
+        {{ goodput_json_number('fields', 'checkpointer_blocking_duration_secs') }}
             as checkpointer_blocking_seconds,
-        {{ goodput_json_number('payload', 'wait_for_prev_duration_secs') }} as wait_for_prev_seconds,
-        {{ goodput_json_number('payload', 'get_old_steps_duration_secs') }} as get_old_steps_seconds,
-        {{ goodput_json_number('payload', 'checkpoint_manager_start_time') }} as checkpoint_manager_start_epoch,
-        {{ goodput_json_number('payload', 'checkpoint_manager_duration_secs') }} as checkpoint_manager_seconds,
-        {{ goodput_json_number('payload', 'checkpointer_duration_secs') }} as checkpointer_seconds,
-        {{ goodput_json_number('payload', 'broadcast_duration_secs') }} as broadcast_seconds,
+        {{ goodput_json_number('fields', 'wait_for_prev_duration_secs') }} as wait_for_prev_seconds,
+        {{ goodput_json_number('fields', 'get_old_steps_duration_secs') }} as get_old_steps_seconds,
+        {{ goodput_json_number('fields', 'checkpoint_manager_start_time') }} as checkpoint_manager_start_epoch,
+        {{ goodput_json_number('fields', 'checkpoint_manager_duration_secs') }} as checkpoint_manager_seconds,
+        {{ goodput_json_number('fields', 'checkpointer_duration_secs') }} as checkpointer_seconds,
+        {{ goodput_json_number('fields', 'broadcast_duration_secs') }} as broadcast_seconds,
 
         payload
 
-    from source
+    from parsed
 
 ),
 
