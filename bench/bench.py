@@ -33,6 +33,8 @@ START = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
 # after every profile's last entry (L lasts ~80 days from START), so runs without a job end stay valid
 AS_OF = "2027-06-01T00:00:00Z"
 MODELS_ONLY = ["--exclude", "resource_type:test", "resource_type:unit_test"]
+# the local Logging server keeps every entry in memory and filters all of them for every page: S only
+LOGGING_PROFILES = ("S",)
 CUMULATIVE_ONLY = ["--select", "+fct_goodput_cumulative", "+fct_badput_breakdown", *MODELS_ONLY]
 
 
@@ -93,6 +95,29 @@ def measure(cmd: list[str]) -> Measure:
     return Measure(seconds, usage.ru_maxrss / 1024, stdout)
 
 
+def load_from_logging(runs: list[RunSpec], db: Path) -> tuple[Measure, float]:
+    """`load --from-logging` against the tests' local Cloud Logging server (real client, REST, 1,000 a page).
+
+    Returns the measure and the seconds the server spent answering (filtering
+    every entry again for each page's new cursor, JSON encoding), which the
+    loader waited for. Real Cloud Logging caps entries.list at 60 requests a
+    minute per project by default: 1,000 entries/s, whatever the loader can do.
+    """
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.fake_logging import FakeLoggingServer
+
+    entries = [e for spec in runs for e in log_entries(spec, "bench")]
+    with FakeLoggingServer(entries) as server:
+        cmd = [str(BIN / "goodput-loader"), "load", "--duckdb", str(db), "--from-logging", "--project", "bench",
+               "--since", (START - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--until", AS_OF,
+               "--logging-endpoint", server.endpoint, "--page-size", "1000", "--requests-per-minute", "1000000"]
+        for spec in runs:
+            cmd += ["--run", spec.name]
+        result = measure(cmd)
+    db.unlink()
+    return result, server.busy_seconds
+
+
 def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int | str]:
     folder = work / profile
     shutil.rmtree(folder, ignore_errors=True)
@@ -128,6 +153,11 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
             incremental = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", AS_OF,
                                    "--", *MODELS_ONLY])
             add("incremental_s", incremental.seconds)
+        if profile in LOGGING_PROFILES:
+            logging, server_s = load_from_logging(specs(profile), folder / f"run{i}-logging.duckdb")
+            add("logging_s", logging.seconds)
+            add("logging_loader_s", logging.seconds - server_s)
+            add("logging_rss", logging.rss_mb)
         reference_s, reference_rss = 0.0, 0.0
         for path in files:
             ref = measure([sys.executable, str(ROOT / "bench" / "reference.py"), path, AS_OF])
@@ -140,19 +170,26 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
     out: dict[str, float | int | str] = {"profile": profile, "entries": early + late, "runs": len(files)}
     out.update({k: statistics.median(v) for k, v in result.items()})
     out["load_entries_per_s"] = early / out["load_s"]  # type: ignore[operator]
+    if "logging_s" in out:
+        out["logging_entries_per_s"] = (early + late) / out["logging_s"]  # type: ignore[operator]
+        out["logging_loader_entries_per_s"] = (early + late) / out["logging_loader_s"]  # type: ignore[operator]
     return out
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| profile | entries | load s (entries/s, RSS MB) | build cumulative s (RSS) | build + rolling s (RSS) "
+    head = ("| profile | entries | load s (entries/s, RSS MB) | from the local Logging server s (entries/s; RSS) "
+            "| build cumulative s (RSS) | build + rolling s (RSS) "
             "| rolling / cumulative | incremental 1 h s (/ full) | reference s (RSS) | reference / (load + build) |")
-    lines = [head, "|" + "---|" * 9]
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
         incremental = (f"{r['incremental_s']:.1f} ({r['incremental_s'] / r['build_rolling_s']:.0%})"
                        if "incremental_s" in r else "-")
+        logging = (f"{r['logging_s']:.1f} ({r['logging_entries_per_s']:,.0f}/s; "
+                   f"{r['logging_loader_entries_per_s']:,.0f}/s without the server's time; {r['logging_rss']:.0f})"
+                   if "logging_s" in r else "-")
         lines.append(
             f"| {r['profile']} | {r['entries']:,} | {r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, "
-            f"{r['load_rss']:.0f}) | {r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
+            f"{r['load_rss']:.0f}) | {logging} | {r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
             f"{r['build_rolling_s']:.1f} ({r['build_rolling_rss']:.0f}) | "
             f"{r['build_rolling_s'] / r['build_cumulative_s']:.2f} | {incremental} | "
             f"{r['reference_s']:.1f} ({r['reference_rss']:.0f}) | "

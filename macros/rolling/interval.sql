@@ -35,7 +35,7 @@ interval_window as (
 
 ),
 
-{{ goodput_window_amounts('interval_window', prefix='interval') }},
+{{ goodput_window_amounts('interval_window', prefix='interval', method='lookup') }},
 
 interval_values as (
 

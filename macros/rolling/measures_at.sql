@@ -9,31 +9,23 @@
   every later overlap is paid for, see int_goodput__located_curves).
   Offsets at or before 0 are 0 for every measure.
 
-  One sweep per (run, measure): the points are merged into the breakpoints in
-  offset order and carry the last breakpoint forward (last_value ... ignore
-  nulls), so the cost is a sort of breakpoints + points, not a join of one
-  against the other.
+  method='sweep' (many points, e.g. a grid): one sweep per (run, measure): the
+  points are merged into the breakpoints in offset order and carry the last
+  breakpoint forward (last_value ... ignore nulls), so the cost is a sort of
+  breakpoints + points, not a join of one against the other.
+  method='lookup' (a few points per run): each point finds its last
+  breakpoint by a join and a max, with no sort of the whole curve.
 #}
 
-{% macro goodput_measures_at(points, curves) -%}
+{% macro goodput_measures_at(points, curves, method='sweep') -%}
 
+    {% if method == 'sweep' %}
     select
         run_name,
         case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
         custom_badput_event_type,
         at_offset,
-        case
-            when at_offset <= 0 or breakpoint_offset is null then 0
-            when measure = 'COUNTED'
-                then greatest(
-                    0,
-                    least(
-                        at_offset - (breakpoint_value + breakpoint_slope * (at_offset - breakpoint_offset)),
-                        carried_future_min
-                    )
-                )
-            else breakpoint_value + breakpoint_slope * (at_offset - breakpoint_offset)
-        end as cumulative_amount
+        {{ goodput_curve_value() }} as cumulative_amount
     from (
 
         select
@@ -86,5 +78,64 @@
 
     ) as swept
     where is_point = 1
+    {% elif method == 'lookup' %}
+    select
+        run_name,
+        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
+        custom_badput_event_type,
+        at_offset,
+        {{ goodput_curve_value() }} as cumulative_amount
+    from (
 
+        select
+            last_breakpoints.run_name,
+            last_breakpoints.measure,
+            last_breakpoints.custom_badput_event_type,
+            last_breakpoints.at_offset,
+            curves.at_offset as breakpoint_offset,
+            curves.value_at as breakpoint_value,
+            curves.slope_after as breakpoint_slope,
+            coalesce(curves.next_future_min, 1e300) as carried_future_min
+        from (
+            select
+                points.run_name,
+                curves.measure,
+                curves.custom_badput_event_type,
+                points.at_offset,
+                max(case when curves.at_offset <= points.at_offset then curves.at_offset end)
+                    as last_breakpoint_offset
+            from {{ points }} as points
+            inner join {{ curves }} as curves
+                on curves.run_name = points.run_name
+            group by points.run_name, curves.measure, curves.custom_badput_event_type, points.at_offset
+        ) as last_breakpoints
+        left join {{ curves }} as curves
+            on curves.run_name = last_breakpoints.run_name
+            and curves.measure = last_breakpoints.measure
+            and curves.custom_badput_event_type = last_breakpoints.custom_badput_event_type
+            and curves.at_offset = last_breakpoints.last_breakpoint_offset
+
+    ) as looked_up
+    {% else %}
+    {{ exceptions.raise_compiler_error("goodput_measures_at: method must be 'sweep' or 'lookup', got " ~ method) }}
+    {% endif %}
+
+{%- endmacro %}
+
+
+{#- C(at_offset) from the last breakpoint at or before it (columns breakpoint_*,
+    carried_future_min); COUNTED becomes OTHER = max(0, min(S here, min S after)). -#}
+{% macro goodput_curve_value() -%}
+        case
+            when at_offset <= 0 or breakpoint_offset is null then 0
+            when measure = 'COUNTED'
+                then greatest(
+                    0,
+                    least(
+                        at_offset - (breakpoint_value + breakpoint_slope * (at_offset - breakpoint_offset)),
+                        carried_future_min
+                    )
+                )
+            else breakpoint_value + breakpoint_slope * (at_offset - breakpoint_offset)
+        end
 {%- endmacro %}

@@ -10,10 +10,12 @@
   seconds) and `<prefix>_amounts` (one row per window and measure:
   window_amount = C(end) - C(start), cumulative_amount = C(end)), where the
   measures are those of int_goodput__located_curves, COUNTED read as OTHER.
-  Runs without elapsed time (no job start) have no rows.
+  Runs without elapsed time (no job start) have no rows. method: how C is read
+  at the points (goodput_measures_at): 'sweep' for many windows a run,
+  'lookup' for a few.
 #}
 
-{% macro goodput_window_amounts(windows, prefix='window') -%}
+{% macro goodput_window_amounts(windows, prefix='window', method='sweep') -%}
 
 {{ prefix }}_bounds as (
 
@@ -52,7 +54,7 @@
 
 {{ prefix }}_at_points as (
 
-    {{ goodput_measures_at(prefix ~ '_points', ref('int_goodput__located_curves')) }}
+    {{ goodput_measures_at(prefix ~ '_points', ref('int_goodput__located_curves'), method) }}
 
 ),
 

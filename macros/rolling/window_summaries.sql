@@ -42,8 +42,10 @@
 {#- One row per window and Badput bucket of the run (every bucket, 0 where
     none of it falls in the window), with the window's columns as above, the
     bucket's share of the window's elapsed time, and badput_source: the label
-    the library's monitor writes (CUSTOM_BADPUT_EVENTS.<TYPE> for custom events). -#}
-{% macro goodput_window_buckets(values, extra=[]) -%}
+    the library's monitor writes (CUSTOM_BADPUT_EVENTS.<TYPE> for custom events).
+    complete=true: `values` already holds every bucket of the run in every
+    window (int_goodput__rolling_values does), so no join fills them in. -#}
+{% macro goodput_window_buckets(values, extra=[], complete=false) -%}
     {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
                     'start_offset', 'end_offset'] + extra -%}
     select
@@ -54,28 +56,48 @@
         {{ goodput_epoch_to_timestamp('windows.window_end_epoch') }} as window_end_at,
         {{ goodput_epoch_to_timestamp('windows.elapsed_origin_epoch + windows.end_offset') }} as counted_until_at,
         windows.elapsed_origin_epoch + windows.end_offset < windows.window_end_epoch as is_partial,
-        buckets.badput_type,
-        nullif(buckets.custom_badput_event_type, '') as custom_badput_event_type,
+        windows.badput_type,
+        nullif(windows.custom_badput_event_type, '') as custom_badput_event_type,
         case
-            when buckets.custom_badput_event_type != ''
-                then buckets.badput_type || '.' || buckets.custom_badput_event_type
-            else buckets.badput_type
+            when windows.custom_badput_event_type != ''
+                then windows.badput_type || '.' || windows.custom_badput_event_type
+            else windows.badput_type
         end as badput_source,
-        coalesce(window_values.window_amount, 0) as badput_seconds,
+        coalesce(windows.window_amount, 0) as badput_seconds,
         case
             when windows.end_offset > windows.start_offset
-                then coalesce(window_values.window_amount, 0) / (windows.end_offset - windows.start_offset) * 100
+                then coalesce(windows.window_amount, 0) / (windows.end_offset - windows.start_offset) * 100
         end as badput_pct
-    from (select distinct {{ keys | join(', ') }} from {{ values }}) as windows
-    inner join (
-        select distinct run_name, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type
-        from {{ ref('int_goodput__badput_buckets') }}
-    ) as buckets
-        on buckets.run_name = windows.run_name
-    left join {{ values }} as window_values
-        on window_values.run_name = windows.run_name
-        and window_values.window_seconds = windows.window_seconds
-        and window_values.window_end_epoch = windows.window_end_epoch
-        and window_values.measure = buckets.badput_type
-        and window_values.custom_badput_event_type = buckets.custom_badput_event_type
+    from (
+        {% if complete %}
+        {#- `values` already has a row for every bucket of the run in every window -#}
+        select
+            {% for key in keys %}{{ key }},
+            {% endfor -%}
+            measure as badput_type,
+            custom_badput_event_type,
+            window_amount
+        from {{ values }}
+        where measure not in ('PRODUCTIVE', 'DISRUPTIONS')
+        {% else %}
+        select
+            {% for key in keys %}run_windows.{{ key }},
+            {% endfor -%}
+            buckets.badput_type,
+            buckets.custom_badput_event_type,
+            window_values.window_amount
+        from (select distinct {{ keys | join(', ') }} from {{ values }}) as run_windows
+        inner join (
+            select distinct run_name, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type
+            from {{ ref('int_goodput__badput_buckets') }}
+        ) as buckets
+            on buckets.run_name = run_windows.run_name
+        left join {{ values }} as window_values
+            on window_values.run_name = run_windows.run_name
+            and window_values.window_seconds = run_windows.window_seconds
+            and window_values.window_end_epoch = run_windows.window_end_epoch
+            and window_values.measure = buckets.badput_type
+            and window_values.custom_badput_event_type = buckets.custom_badput_event_type
+        {% endif %}
+    ) as windows
 {%- endmacro %}

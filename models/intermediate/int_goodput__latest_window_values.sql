@@ -36,7 +36,7 @@ latest_windows as (
 
 ),
 
-{{ goodput_window_amounts('latest_windows', prefix='latest') }},
+{{ goodput_window_amounts('latest_windows', prefix='latest', method='lookup') }},
 
 final as (
 

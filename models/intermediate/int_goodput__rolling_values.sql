@@ -114,7 +114,7 @@ candidates as (
 
 ),
 
-{{ goodput_window_amounts('candidates', prefix='check') }},
+{{ goodput_window_amounts('candidates', prefix='check', method='lookup') }},
 
 stored as (
 
@@ -164,18 +164,63 @@ recompute_from as (
 
 {% endif %}
 
+{#- The start of a window whose size is a multiple of the cadence (the
+    library's 1 h, 1 d, 3 d, 5 d on a 60 s grid) is a grid point too, so its
+    C(start) is the C(end) of the grid point `size / cadence` steps back: one
+    sweep gives C at every grid point and lag() reads the starts, instead of
+    two joins of every window against the points. Other sizes add their starts
+    to the sweep and join them back. An incremental build sweeps from one
+    largest window before the first end it recomputes. -#}
+{% set on_grid = [] %}
+{% set off_grid = [] %}
+{% for size in windows %}
+    {% do (on_grid if (size | int) % grid == 0 else off_grid).append(size | int) %}
+{% endfor %}
+{% set longest = windows | map('int') | max %}
+
 grid as (
 
     select
         runs.run_name,
-        window_end_epoch
+        window_end_epoch,
+        least(greatest(window_end_epoch - runs.elapsed_origin_epoch, 0), totals.total_elapsed_seconds) as at_offset
     from runs
-    {{ goodput_join_series('runs.first_window_end_epoch', 'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
+    inner join totals
+        on totals.run_name = runs.run_name
     {% if is_incremental() %}
     inner join recompute_from
         on recompute_from.run_name = runs.run_name
-    where window_end_epoch >= recompute_from.from_epoch
+    {{ goodput_join_series(
+        'greatest(runs.first_window_end_epoch, recompute_from.from_epoch - ' ~ longest ~ ')',
+        'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
+    {% else %}
+    {{ goodput_join_series('runs.first_window_end_epoch', 'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
     {% endif %}
+
+),
+
+sweep_points as (
+
+    select run_name, at_offset from grid
+    {% if off_grid %}
+    union
+    select grid.run_name, least(greatest(grid.window_end_epoch - off_grid.window_seconds - runs.elapsed_origin_epoch, 0),
+                                grid.at_offset) as at_offset
+    from grid
+    inner join runs
+        on runs.run_name = grid.run_name
+    cross join (
+        {% for size in off_grid %}
+        select {{ size }} as window_seconds{{ " union all" if not loop.last }}
+        {% endfor %}
+    ) as off_grid
+    {% endif %}
+
+),
+
+grid_values as (
+
+    {{ goodput_measures_at('sweep_points', ref('int_goodput__located_curves')) }}
 
 ),
 
@@ -187,19 +232,6 @@ window_sizes as (
     {% endfor %}
 
 ),
-
-grid_windows as (
-
-    select
-        grid.run_name,
-        window_sizes.window_seconds,
-        grid.window_end_epoch
-    from grid
-    cross join window_sizes
-
-),
-
-{{ goodput_window_amounts('grid_windows', prefix='rolling') }},
 
 run_measures as (
 
@@ -217,32 +249,113 @@ run_measures as (
 
 ),
 
+curve_values as (
+
+    select
+        grid.run_name,
+        grid.window_end_epoch,
+        grid_values.measure,
+        grid_values.custom_badput_event_type,
+        grid_values.cumulative_amount
+    from grid_values
+    inner join grid
+        on grid.run_name = grid_values.run_name
+        and grid.at_offset = grid_values.at_offset
+    inner join run_measures
+        on run_measures.run_name = grid_values.run_name
+        and run_measures.measure = grid_values.measure
+        and run_measures.custom_badput_event_type = grid_values.custom_badput_event_type
+
+),
+
+without_curve as (
+
+    -- measures with nothing located (or sanitised away): 0 in every window
+    select
+        grid.run_name,
+        grid.window_end_epoch,
+        run_measures.measure,
+        run_measures.custom_badput_event_type,
+        0 as cumulative_amount
+    from run_measures
+    inner join grid
+        on grid.run_name = run_measures.run_name
+    where not exists (
+        select 1
+        from {{ ref('int_goodput__located_curves') }} as curves
+        where curves.run_name = run_measures.run_name
+            and case when curves.measure = 'COUNTED' then 'OTHER' else curves.measure end = run_measures.measure
+            and curves.custom_badput_event_type = run_measures.custom_badput_event_type
+    )
+
+),
+
+lagged as (
+
+    select
+        all_values.*
+        {%- for size in on_grid %},
+        lag(cumulative_amount, {{ size // grid }}) over by_end as start_amount_{{ size }}
+        {%- endfor %}
+    from (
+        select * from curve_values
+        union all
+        select * from without_curve
+    ) as all_values
+    window by_end as (partition by run_name, measure, custom_badput_event_type order by window_end_epoch)
+
+),
+
 final as (
 
     select
-        rolling_bounds.run_name,
-        rolling_bounds.window_seconds,
-        rolling_bounds.window_end_epoch,
-        rolling_bounds.start_offset,
-        rolling_bounds.end_offset,
-        rolling_bounds.elapsed_origin_epoch,
-        run_measures.measure,
-        run_measures.custom_badput_event_type,
-        coalesce(rolling_amounts.window_amount, 0) as window_amount,
-        coalesce(rolling_amounts.cumulative_amount, 0) as cumulative_amount,
+        lagged.run_name,
+        window_sizes.window_seconds,
+        lagged.window_end_epoch,
+        least(
+            greatest(lagged.window_end_epoch - window_sizes.window_seconds - runs.elapsed_origin_epoch, 0),
+            totals.total_elapsed_seconds
+        ) as start_offset,
+        least(greatest(lagged.window_end_epoch - runs.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
+            as end_offset,
+        runs.elapsed_origin_epoch,
+        lagged.measure,
+        lagged.custom_badput_event_type,
+        -- no grid point at the start: it is at or before the job start, where every curve is 0
+        lagged.cumulative_amount - coalesce(
+            case window_sizes.window_seconds
+                {% for size in windows %}
+                when {{ size | int }} then
+                    {{- " lagged.start_amount_" ~ (size | int) if (size | int) in on_grid else " at_start.cumulative_amount" }}
+                {% endfor %}
+            end,
+            0
+        ) as window_amount,
+        lagged.cumulative_amount,
         runs.final_segment_no,
         cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
-    from rolling_bounds
+    from lagged
+    cross join window_sizes
     inner join runs
-        on runs.run_name = rolling_bounds.run_name
-    inner join run_measures
-        on run_measures.run_name = rolling_bounds.run_name
-    left join rolling_amounts
-        on rolling_amounts.run_name = rolling_bounds.run_name
-        and rolling_amounts.window_seconds = rolling_bounds.window_seconds
-        and rolling_amounts.window_end_epoch = rolling_bounds.window_end_epoch
-        and rolling_amounts.measure = run_measures.measure
-        and rolling_amounts.custom_badput_event_type = run_measures.custom_badput_event_type
+        on runs.run_name = lagged.run_name
+    inner join totals
+        on totals.run_name = lagged.run_name
+    {% if off_grid %}
+    left join grid_values as at_start
+        on window_sizes.window_seconds in ({{ off_grid | join(', ') }})
+        and at_start.run_name = lagged.run_name
+        and at_start.measure = lagged.measure
+        and at_start.custom_badput_event_type = lagged.custom_badput_event_type
+        and at_start.at_offset = least(
+            greatest(lagged.window_end_epoch - window_sizes.window_seconds - runs.elapsed_origin_epoch, 0),
+            totals.total_elapsed_seconds
+        )
+    {% endif %}
+    {% if is_incremental() %}
+    inner join recompute_from
+        on recompute_from.run_name = lagged.run_name
+    where lagged.window_end_epoch >= recompute_from.from_epoch
+    {% endif %}
 
 )
 

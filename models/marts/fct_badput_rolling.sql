@@ -29,7 +29,7 @@ rolling_values as (
 
 window_buckets as (
 
-    {{ goodput_window_buckets('rolling_values', extra=['computed_at']) }}
+    {{ goodput_window_buckets('rolling_values', extra=['computed_at'], complete=true) }}
 
 )
 

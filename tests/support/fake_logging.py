@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
@@ -50,6 +52,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 20)
 def _parse_time(value: str) -> dt.datetime:
     text = value.replace("Z", "+00:00")
     m = re.match(r"^(.*\.\d{6})\d*(\+00:00)$", text)
@@ -145,6 +148,9 @@ class FakeLoggingServer:
         self.failures: list[int] = []
         self.fail_after: int | None = None
         self.lock = threading.Lock()
+        # the last query's sorted matches: paging through a large log re-filters nothing
+        self._matches: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self.busy_seconds = 0.0  # time spent answering, so a benchmark can take it out
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -160,10 +166,12 @@ class FakeLoggingServer:
                 self.wfile.write(data)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
+                started = time.perf_counter()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, answer = server.handle(self.path, body)
                 self._send(status, answer)
+                server.busy_seconds += time.perf_counter() - started
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -209,11 +217,16 @@ class FakeLoggingServer:
         except (FilterError, ValueError) as exc:
             return self._error(400, "INVALID_ARGUMENT", f"invalid filter: {exc}")
         projects = {name.split("/", 1)[1] for name in body["resourceNames"]}
-        matching = [
-            e for e in entries
-            if e["logName"].split("/")[1] in projects and predicate(e)
-        ]
-        matching.sort(key=lambda e: (_parse_time(e["timestamp"]), e["insertId"]), reverse=order.endswith("desc"))
+        key = (body.get("filter", ""), order, tuple(sorted(projects)), len(entries), id(self.entries))
+        matching = self._matches.get(key)
+        if matching is None:
+            matching = [
+                e for e in entries
+                if e["logName"].split("/")[1] in projects and predicate(e)
+            ]
+            matching.sort(key=lambda e: (_parse_time(e["timestamp"]), e["insertId"]),
+                          reverse=order.endswith("desc"))
+            self._matches = {key: matching}
         offset = int(base64.b64decode(body["pageToken"]).decode()) if body.get("pageToken") else 0
         page = matching[offset:offset + page_size]
         answer: dict[str, Any] = {"entries": page} if page else {}
