@@ -48,8 +48,9 @@ test: install-test
 # Benchmarks (not a test: prints figures and ratios; see bench/RESULTS.md). PROFILES=S M L fleet
 PROFILES ?= S M L
 REPEATS ?= 3
+FLEET_REPEATS ?= 1
 bench: install-test
-	$(BIN)/python bench/bench.py --profiles $(PROFILES) --repeats $(REPEATS) --out bench/RESULTS.md
+	$(BIN)/python bench/bench.py --profiles $(PROFILES) --repeats $(REPEATS) --fleet-repeats $(FLEET_REPEATS) --out bench/RESULTS.md
 
 clean:
 	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) target logs

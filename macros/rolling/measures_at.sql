@@ -9,10 +9,10 @@
   every later overlap is paid for, see int_goodput__located_curves).
   Offsets at or before 0 are 0 for every measure.
 
-  method='sweep' (many points, e.g. a grid): one sweep per (run, measure): the
-  points are merged into the breakpoints in offset order and carry the last
-  breakpoint forward (last_value ... ignore nulls), so the cost is a sort of
-  breakpoints + points, not a join of one against the other.
+  method='sweep' (many points, e.g. a grid): every point against every
+  breakpoint in one ordered pass (goodput_last_breakpoints: an ASOF join on
+  DuckDB, a window sweep on BigQuery), so the cost is a sort of breakpoints
+  + points, not a join of one against the other.
   method='lookup' (a few points per run): each point finds its last
   breakpoint by a join and a max, with no sort of the whole curve.
 #}
@@ -27,57 +27,8 @@
         at_offset,
         {{ goodput_curve_value() }} as cumulative_amount
     from (
-
-        select
-            merged.*,
-            last_value(curve_offset ignore nulls) over sweep as breakpoint_offset,
-            last_value(value_at ignore nulls) over sweep as breakpoint_value,
-            last_value(slope_after ignore nulls) over sweep as breakpoint_slope,
-            -- 1e300 = no breakpoint after this one (the minimum is then S here)
-            last_value(case when curve_offset is not null then coalesce(next_future_min, 1e300) end ignore nulls)
-                over sweep as carried_future_min
-        from (
-
-            select
-                run_name,
-                measure,
-                custom_badput_event_type,
-                at_offset,
-                0 as is_point,
-                at_offset as curve_offset,
-                value_at,
-                slope_after,
-                next_future_min
-            from {{ curves }}
-            where run_name in (select run_name from {{ points }})
-
-            union all
-
-            select
-                points.run_name,
-                measures.measure,
-                measures.custom_badput_event_type,
-                points.at_offset,
-                1,
-                null,
-                null,
-                null,
-                null
-            from {{ points }} as points
-            inner join (
-                select distinct run_name, measure, custom_badput_event_type from {{ curves }}
-            ) as measures
-                on measures.run_name = points.run_name
-
-        ) as merged
-        window sweep as (
-            partition by run_name, measure, custom_badput_event_type
-            order by at_offset, is_point
-            rows between unbounded preceding and current row
-        )
-
+        {{ goodput_last_breakpoints(points, curves) }}
     ) as swept
-    where is_point = 1
     {% elif method == 'lookup' %}
     select
         run_name,
@@ -138,4 +89,93 @@
                 )
             else breakpoint_value + breakpoint_slope * (at_offset - breakpoint_offset)
         end
+{%- endmacro %}
+
+
+
+{#- For every point and every measure of its run: the last breakpoint at or
+    before it (breakpoint_offset/_value/_slope and carried_future_min, all null
+    when there is none). DuckDB: an ASOF join (sort-merge, 1.9 s for 4M
+    points against 4.4M breakpoints where the portable sweep took about 7 s).
+    BigQuery has no ASOF join: the sweep merges the points into the
+    breakpoints in offset order and carries the last one forward. -#}
+{% macro goodput_last_breakpoints(points, curves) -%}
+  {{ return(adapter.dispatch('goodput_last_breakpoints', 'goodput_warehouse')(points, curves)) }}
+{%- endmacro %}
+
+{% macro default__goodput_last_breakpoints(points, curves) -%}
+    select
+        measures.run_name,
+        measures.measure,
+        measures.custom_badput_event_type,
+        points.at_offset,
+        curves.at_offset as breakpoint_offset,
+        curves.value_at as breakpoint_value,
+        curves.slope_after as breakpoint_slope,
+        -- 1e300 = no breakpoint after this one (the minimum is then S here)
+        coalesce(curves.next_future_min, 1e300) as carried_future_min
+    from {{ points }} as points
+    inner join (
+        select distinct run_name, measure, custom_badput_event_type from {{ curves }}
+    ) as measures
+        on measures.run_name = points.run_name
+    asof left join {{ curves }} as curves
+        on curves.run_name = measures.run_name
+        and curves.measure = measures.measure
+        and curves.custom_badput_event_type = measures.custom_badput_event_type
+        and curves.at_offset <= points.at_offset
+{%- endmacro %}
+
+{% macro bigquery__goodput_last_breakpoints(points, curves) -%}
+    select *
+    from (
+        select
+            merged.*,
+            last_value(curve_offset ignore nulls) over sweep as breakpoint_offset,
+            last_value(value_at ignore nulls) over sweep as breakpoint_value,
+            last_value(slope_after ignore nulls) over sweep as breakpoint_slope,
+            -- 1e300 = no breakpoint after this one (the minimum is then S here)
+            last_value(case when curve_offset is not null then coalesce(next_future_min, 1e300) end ignore nulls)
+                over sweep as carried_future_min
+        from (
+
+            select
+                run_name,
+                measure,
+                custom_badput_event_type,
+                at_offset,
+                0 as is_point,
+                at_offset as curve_offset,
+                value_at,
+                slope_after,
+                next_future_min
+            from {{ curves }}
+            where run_name in (select run_name from {{ points }})
+
+            union all
+
+            select
+                points.run_name,
+                measures.measure,
+                measures.custom_badput_event_type,
+                points.at_offset,
+                1,
+                null,
+                null,
+                null,
+                null
+            from {{ points }} as points
+            inner join (
+                select distinct run_name, measure, custom_badput_event_type from {{ curves }}
+            ) as measures
+                on measures.run_name = points.run_name
+
+        ) as merged
+        window sweep as (
+            partition by run_name, measure, custom_badput_event_type
+            order by at_offset, is_point
+            rows between unbounded preceding and current row
+        )
+    ) as swept
+    where is_point = 1
 {%- endmacro %}

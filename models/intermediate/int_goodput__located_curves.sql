@@ -238,10 +238,12 @@ final as (
         at_offset,
         value_at,
         slope_after,
+        -- a running minimum from the end (DuckDB: 1.3 s where the "1 following and
+        -- unbounded following" frame took 11 s at 4M breakpoints)
         min(lowest_slack_here) over (
             partition by run_name, measure, custom_badput_event_type
-            order by at_offset
-            rows between 1 following and unbounded following
+            order by at_offset desc
+            rows between unbounded preceding and 1 preceding
         ) as next_future_min
     from slack
 
