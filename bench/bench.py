@@ -219,11 +219,11 @@ def main() -> None:
         print(f"profile {profile} ...", file=sys.stderr, flush=True)
         rows.append(run_profile(profile, args.fleet_repeats if profile == "fleet" else args.repeats, args.work))
         print(table(rows[-1:]), file=sys.stderr, flush=True)
-    fleet_note = f" (fleet: {args.fleet_repeats})" if "fleet" in args.profiles else ""
-    text = f"Machine: {machine()}; medians of {args.repeats} runs{fleet_note}.\n\n{table(rows)}\n"
+        fleet_note = f" (fleet: {args.fleet_repeats})" if any(r["profile"] == "fleet" for r in rows) else ""
+        text = f"Machine: {machine()}; medians of {args.repeats} runs{fleet_note}.\n\n{table(rows)}\n"
+        if args.out:  # after every profile, so a long run that is stopped keeps what it measured
+            write_results(args.out, text)
     print(text)
-    if args.out:
-        write_results(args.out, text)
 
 
 def write_results(path: Path, text: str) -> None:

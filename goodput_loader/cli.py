@@ -118,7 +118,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
               help="BigQuery API endpoint (a local emulator for tests; sends no credentials).")
 @click.option("--bigquery-location", help="BigQuery location of the dataset's jobs (default: the client's).")
 @click.option("--batch-size", type=click.IntRange(1), default=250_000, show_default=True,
-              help="Files: lines per transaction (BigQuery: per load job). Large batches keep every DuckDB thread busy.")
+              help="Files: lines per transaction (BigQuery: per load job). "
+              "Large batches keep every DuckDB thread busy.")
 @click.option("--rescan", is_flag=True, help="Files: read from the start even if a previous load committed part of it.")
 @click.option("--strict", is_flag=True, help=f"Exit with {EXIT_REJECTED} if any input was rejected.")
 @click.option("--json", "as_json", is_flag=True, help="Print the load summary as JSON on stdout.")

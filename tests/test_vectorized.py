@@ -207,3 +207,22 @@ def test_arrow_lines_keep_a_missing_final_newline():
     lines = _split_lines(b'{"a":1}\n\n{"b":2}')
     assert isinstance(lines, pa.LargeStringArray)
     assert lines.to_pylist() == ['{"a":1}\n', "\n", '{"b":2}']
+
+
+def test_a_grown_file_resumes_after_its_committed_records(tmp_path: Path):
+    """The cursor counts records (not lines); a resumed load of mixed lines equals one load of the whole file."""
+    lines = hostile_lines(11, n=500)
+    lines[10:10] = ["", "  "]
+    path = tmp_path / "grow.ndjson"
+    path.write_text("".join(line + "\n" for line in lines[:260]))
+    resumed, whole = tmp_path / "resumed.duckdb", tmp_path / "whole.duckdb"
+    run_cli("load", "--duckdb", resumed, "--batch-size", "100", path)
+    path.write_text("".join(line + "\n" for line in lines))  # appended: the first 1 MiB is unchanged
+    run_cli("load", "--duckdb", resumed, "--batch-size", "100", path)
+    run_cli("load", "--duckdb", whole, path)
+    entries = """select log_name, "timestamp", insert_id, payload::varchar from goodput_raw.log_entries order by all"""
+    rejections = "select location, reason from goodput_raw.rejected_entries order by all"
+    assert query(resumed, entries) == query(whole, entries)
+    assert query(resumed, rejections) == query(whole, rejections)
+    state = "select cursor_offset from goodput_raw.load_state"
+    assert query(resumed, state) == query(whole, state) == [(sum(1 for line in lines if line.strip()),)]

@@ -298,7 +298,8 @@ class FileReader:
                     data, failure = data[: data.rfind(b"\n", 0, exc.start) + 1], exc
                 else:
                     failure = error
-                pending.append(_split_lines(data))
+                if data:
+                    pending.append(_split_lines(data))
                 while sum(len(p) for p in pending) >= size or (failure is not None and pending):
                     lines = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
                     pending = [lines.slice(size)] if len(lines) > size else []

@@ -19,58 +19,56 @@
 
 {% macro goodput_measures_at(points, curves, method='sweep') -%}
 
-    {% if method == 'sweep' %}
-    select
-        run_name,
-        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
-        custom_badput_event_type,
-        at_offset,
-        {{ goodput_curve_value() }} as cumulative_amount
-    from (
-        {{ goodput_last_breakpoints(points, curves) }}
-    ) as swept
-    {% elif method == 'lookup' %}
-    select
-        run_name,
-        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
-        custom_badput_event_type,
-        at_offset,
-        {{ goodput_curve_value() }} as cumulative_amount
-    from (
-
-        select
-            last_breakpoints.run_name,
-            last_breakpoints.measure,
-            last_breakpoints.custom_badput_event_type,
-            last_breakpoints.at_offset,
-            curves.at_offset as breakpoint_offset,
-            curves.value_at as breakpoint_value,
-            curves.slope_after as breakpoint_slope,
-            coalesce(curves.next_future_min, 1e300) as carried_future_min
-        from (
-            select
-                points.run_name,
-                curves.measure,
-                curves.custom_badput_event_type,
-                points.at_offset,
-                max(case when curves.at_offset <= points.at_offset then curves.at_offset end)
-                    as last_breakpoint_offset
-            from {{ points }} as points
-            inner join {{ curves }} as curves
-                on curves.run_name = points.run_name
-            group by points.run_name, curves.measure, curves.custom_badput_event_type, points.at_offset
-        ) as last_breakpoints
-        left join {{ curves }} as curves
-            on curves.run_name = last_breakpoints.run_name
-            and curves.measure = last_breakpoints.measure
-            and curves.custom_badput_event_type = last_breakpoints.custom_badput_event_type
-            and curves.at_offset = last_breakpoints.last_breakpoint_offset
-
-    ) as looked_up
-    {% else %}
+    {% if method not in ('sweep', 'lookup') %}
     {{ exceptions.raise_compiler_error("goodput_measures_at: method must be 'sweep' or 'lookup', got " ~ method) }}
     {% endif %}
+    select
+        run_name,
+        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
+        custom_badput_event_type,
+        at_offset,
+        {{ goodput_curve_value() }} as cumulative_amount
+    from (
+        {% if method == 'sweep' %}
+        {{ goodput_last_breakpoints(points, curves) }}
+        {% else %}
+        {{ goodput_lookup_breakpoints(points, curves) }}
+        {% endif %}
+    ) as last_breakpoints
 
+{%- endmacro %}
+
+
+{#- The last breakpoint at or before each of a few points: a join and a max per
+    point and measure, no sort of the whole curve. -#}
+{% macro goodput_lookup_breakpoints(points, curves) -%}
+    select
+        last_breakpoints.run_name,
+        last_breakpoints.measure,
+        last_breakpoints.custom_badput_event_type,
+        last_breakpoints.at_offset,
+        curves.at_offset as breakpoint_offset,
+        curves.value_at as breakpoint_value,
+        curves.slope_after as breakpoint_slope,
+        coalesce(curves.next_future_min, 1e300) as carried_future_min
+    from (
+        select
+            points.run_name,
+            curves.measure,
+            curves.custom_badput_event_type,
+            points.at_offset,
+            max(case when curves.at_offset <= points.at_offset then curves.at_offset end)
+                as last_breakpoint_offset
+        from {{ points }} as points
+        inner join {{ curves }} as curves
+            on curves.run_name = points.run_name
+        group by points.run_name, curves.measure, curves.custom_badput_event_type, points.at_offset
+    ) as last_breakpoints
+    left join {{ curves }} as curves
+        on curves.run_name = last_breakpoints.run_name
+        and curves.measure = last_breakpoints.measure
+        and curves.custom_badput_event_type = last_breakpoints.custom_badput_event_type
+        and curves.at_offset = last_breakpoints.last_breakpoint_offset
 {%- endmacro %}
 
 
