@@ -38,7 +38,9 @@ def entries_table(entries: Sequence[LandedEntry]) -> pa.Table:
 
 def combine(table: pa.Table | None, entries: Sequence[LandedEntry]) -> pa.Table:
     """A pre-built table and per-entry rows, as one table."""
-    parts = [t for t in (table, entries_table(entries) if entries else None) if t is not None]
+    parts = [table] if table is not None else []
+    if entries:
+        parts.append(entries_table(entries))
     if not parts:
         return ENTRY_SCHEMA.empty_table()
     if len(parts) == 1:

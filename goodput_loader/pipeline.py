@@ -56,20 +56,24 @@ def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
 
     source = iter(items)
 
+    def offer(item: object) -> bool:
+        """Hand item over; False once the consumer has stopped."""
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce() -> None:
         try:
             for item in source:
-                while not stop.is_set():
-                    try:
-                        handoff.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not offer(item):
                     return
-            handoff.put(_DONE)
+            offer(_DONE)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            handoff.put(exc)
+            offer(exc)
         finally:
             if isinstance(source, Generator):
                 source.close()  # releases what the source holds open (files, the screen)

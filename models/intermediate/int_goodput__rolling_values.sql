@@ -254,6 +254,7 @@ curve_values as (
     select
         grid.run_name,
         grid.window_end_epoch,
+        grid.at_offset as end_offset,
         grid_values.measure,
         grid_values.custom_badput_event_type,
         grid_values.cumulative_amount
@@ -274,6 +275,7 @@ without_curve as (
     select
         grid.run_name,
         grid.window_end_epoch,
+        grid.at_offset as end_offset,
         run_measures.measure,
         run_measures.custom_badput_event_type,
         0 as cumulative_amount
@@ -306,55 +308,63 @@ lagged as (
 
 ),
 
-final as (
+windowed as (
 
     select
-        lagged.run_name,
+        lagged.*,
         window_sizes.window_seconds,
-        lagged.window_end_epoch,
         least(
             greatest(lagged.window_end_epoch - window_sizes.window_seconds - runs.elapsed_origin_epoch, 0),
             totals.total_elapsed_seconds
         ) as start_offset,
-        least(greatest(lagged.window_end_epoch - runs.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
-            as end_offset,
         runs.elapsed_origin_epoch,
-        lagged.measure,
-        lagged.custom_badput_event_type,
-        -- no grid point at the start: it is at or before the job start, where every curve is 0
-        lagged.cumulative_amount - coalesce(
-            case window_sizes.window_seconds
-                {% for size in windows %}
-                when {{ size | int }} then
-                    {{- " lagged.start_amount_" ~ (size | int) if (size | int) in on_grid else " at_start.cumulative_amount" }}
-                {% endfor %}
-            end,
-            0
-        ) as window_amount,
-        lagged.cumulative_amount,
-        runs.final_segment_no,
-        cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
+        runs.final_segment_no
     from lagged
     cross join window_sizes
     inner join runs
         on runs.run_name = lagged.run_name
     inner join totals
         on totals.run_name = lagged.run_name
-    {% if off_grid %}
-    left join grid_values as at_start
-        on window_sizes.window_seconds in ({{ off_grid | join(', ') }})
-        and at_start.run_name = lagged.run_name
-        and at_start.measure = lagged.measure
-        and at_start.custom_badput_event_type = lagged.custom_badput_event_type
-        and at_start.at_offset = least(
-            greatest(lagged.window_end_epoch - window_sizes.window_seconds - runs.elapsed_origin_epoch, 0),
-            totals.total_elapsed_seconds
-        )
-    {% endif %}
     {% if is_incremental() %}
     inner join recompute_from
         on recompute_from.run_name = lagged.run_name
     where lagged.window_end_epoch >= recompute_from.from_epoch
+    {% endif %}
+
+),
+
+final as (
+
+    select
+        windowed.run_name,
+        windowed.window_seconds,
+        windowed.window_end_epoch,
+        windowed.start_offset,
+        windowed.end_offset,
+        windowed.elapsed_origin_epoch,
+        windowed.measure,
+        windowed.custom_badput_event_type,
+        -- no grid point at the start: it is at or before the job start, where every curve is 0
+        windowed.cumulative_amount - coalesce(
+            case windowed.window_seconds
+                {% for size in windows %}
+                when {{ size | int }} then
+                    {{- " windowed.start_amount_" ~ (size | int) if (size | int) in on_grid else " at_start.cumulative_amount" }}
+                {% endfor %}
+            end,
+            0
+        ) as window_amount,
+        windowed.cumulative_amount,
+        windowed.final_segment_no,
+        cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as {{ dbt.type_timestamp() }}) as computed_at
+    from windowed
+    {% if off_grid %}
+    left join grid_values as at_start
+        on windowed.window_seconds in ({{ off_grid | join(', ') }})
+        and at_start.run_name = windowed.run_name
+        and at_start.measure = windowed.measure
+        and at_start.custom_badput_event_type = windowed.custom_badput_event_type
+        and at_start.at_offset = windowed.start_offset
     {% endif %}
 
 )
