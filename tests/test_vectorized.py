@@ -54,7 +54,9 @@ def clean_entry(payload: dict, i: int) -> dict:
 # Raw text edits that make a line differ from clean JSON, or clean JSON differ from a LogEntry.
 TEXT_EDITS = [
     ("1795000012.25", "NaN"), ("1795000012.25", "Infinity"), ("1795000012.25", "-inf"), ("1795000012.25", "1e400"),
-    ("1795000012.25", "1.5e300"), ("1795000012.25", '"12"'), ("1795000012.25", "null"), ("1795000012.25", "true"),
+    ("1795000012.25", "1.5e300"), ("1795000012.25", '1795000012.25, "step_count": "x"'),
+    ("1795000012.25", '1795000012.25, "job_start_time": "soon"'), ("1795000012.25", "1795000012.25e"),
+    ("1795000012.25", '"12"'), ("1795000012.25", "null"), ("1795000012.25", "true"),
     ("12,", "12.5,"), ("12,", "12.0,"), ("12,", "1.2e1,"), ("12,", "123456789012345678901,"), ("12,", '"12",'),
     ('"INFO"', '"info"'), ('"INFO"', "null"), ('"INFO"', "3"), ('"INFO"', '"İNFO"'), ('"INFO"', '""'),
     ('"severity": "INFO", ', ""), ('"receiveTimestamp": "2026-11-01T00:00:01.5Z"', '"receiveTimestamp": null'),
@@ -72,6 +74,11 @@ TEXT_EDITS = [
     ('"jsonPayload": {', '"jsonPayload": {"a\\"step_count": 1, '), ('"jsonPayload": {', '"jsonPayload": {"x": "\\ud83d\\ude00", '),
     ('"jsonPayload": {', '"jsonPayload": {"x": "\\ud800", '), ('"jsonPayload": {', '"jsonPayload": {"z": 1,}, "q": {'),
     ('"logName"', '"logName": "projects/p/logs/goodput_x", "logName"'), ("}, ", "},, "),
+    ('"logName"', '"logName": "projects/p/logs/goodput_x", "log\\u004eame"'),
+    ('"severity": "INFO"', '"severity": "INFO", "severity" : "ERROR"'),
+    ('"timestamp": "2026', '"timestamp": "2026-11-02T00:00:00Z", "timestamp":"2026'),
+    ('"jsonPayload": {', '"jsonPayload": {"job_name": "x"}, "jsonPayload": {'),
+    ('"resource": {', '"resource": {"timestamp": 1}, "resource": {'),
     ('"event_type": "save"', '"event_type": "saved"'), ('"event_type": "save"', '"event_type": "s\\u0061ve"'),
     ('"event_type": "save"', '"event_type": 3'), ('"step": 500,', '"step": "500",'), ('"step": 500,', ""),
     ('"directory": "gs://b/ckpt"', '"directory": 5'), ('"checkpoint_manager_blocking_duration_secs": 3.5', '"x": 1'),

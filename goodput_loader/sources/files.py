@@ -288,7 +288,8 @@ class FileReader:
         self._records = 0
         self._line_no = 0
         failure: Exception | None = None  # what ended the stream early: gzip or UTF-8
-        pending: list[pa.LargeStringArray] = []
+        pending: list[pa.LargeStringArray] = []  # lines not yet batched (slices, never copied)
+        pending_lines = 0
         size = self.options.batch_size
         try:
             for data, error in self._blocks():
@@ -300,17 +301,18 @@ class FileReader:
                     failure = error
                 if data:
                     pending.append(_split_lines(data))
-                while sum(len(p) for p in pending) >= size or (failure is not None and pending):
-                    lines = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
-                    pending = [lines.slice(size)] if len(lines) > size else []
+                    pending_lines += len(pending[-1])
+                while pending_lines >= size or (failure is not None and pending):
+                    lines = pa.chunked_array(pending)
+                    pending = lines.slice(size).chunks if len(lines) > size else []
+                    pending_lines = max(0, len(lines) - size)
                     batch = self._ndjson_batch(screen, lines.slice(0, size))
                     if len(batch):
                         yield batch
                 if failure is not None:
                     break
             if pending:
-                lines = pa.concat_arrays(pending) if len(pending) > 1 else pending[0]
-                batch = self._ndjson_batch(screen, lines)
+                batch = self._ndjson_batch(screen, pa.chunked_array(pending))
                 if len(batch):
                     yield batch
         finally:
@@ -327,7 +329,7 @@ class FileReader:
         batch.bytes_read = self.bytes_read
         yield batch
 
-    def _ndjson_batch(self, screen: Screen, lines: pa.LargeStringArray) -> Batch:
+    def _ndjson_batch(self, screen: Screen, lines: pa.ChunkedArray) -> Batch:
         """One batch of lines: screened rows, then the others in line order through entries.py."""
         first_line_no = self._line_no + 1
         self._line_no += len(lines)

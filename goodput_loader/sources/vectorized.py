@@ -18,8 +18,9 @@ sends the line to the per-entry path:
   infinities);
 - trailing commas;
 - integers of 19 or more digits (orjson turns them into floats);
-- escapes in the fields it decodes, and surrogate escapes;
-- duplicate keys (yyjson keeps the first, a Python dict the last);
+- escapes in the fields it decodes, and any ``\\u`` escape;
+- duplicate keys (yyjson keeps the first, a Python dict the last): in the
+  envelope found by the lexical guard, in the payload by json_keys;
 - payloads with nesting or backslashes, whose keys it cannot find by text.
 """
 
@@ -45,15 +46,21 @@ from goodput_loader.entries import (
     TIME_KEYS,
 )
 
-# A lexical guard on the raw line (RE2). A match means "let Python decide".
-_LAX_JSON = (
-    r"[:\[,]\s*-?(?i:nan|inf)"  # NaN / Infinity / inf literals as values
-    r"|[:\[,]\s*-?\d+(\.\d+)?[eE][+-]?\d{3}"  # exponents that may overflow a double
-    r"|,\s*[\]}]"  # trailing commas
-    r"|[:\[,]\s*-?\d{19}"  # integers beyond 64 bits
-    r"|\\[uU][dD][89a-fA-F]"  # surrogate escapes
-)
 _ENVELOPE = ["logName", "insertId", "timestamp", "receiveTimestamp", "severity", "jsonPayload"]
+# A lexical guard on the raw line (RE2, one pass). A match means "let Python decide".
+_LAX_JSON = "|".join(
+    [
+        r"[:\[,]\s*-?(?i:nan|inf)",  # NaN / Infinity / inf literals as values
+        r"[:\[,]\s*-?\d+(\.\d+)?[eE][+-]?\d{3}",  # exponents that may overflow a double
+        r",\s*[\]}]",  # trailing commas
+        r"[:\[,]\s*-?\d{19}",  # integers beyond 64 bits
+        # \u escapes: surrogates, and keys spelled with escapes, which the next test cannot see
+        r"\\[uU]",
+        # an envelope key twice (yyjson keeps the first, Python the last). Conservative:
+        # the text also matches a nested key of that name
+        *(rf'"{key}"\s*:.*"{key}"\s*:' for key in _ENVELOPE),
+    ]
+)
 _TIMESTAMP = r'"\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z"'
 _PLAIN_STRING = r'"[^"\\]*"'
 _INTEGRAL = r"-?\d{1,18}(\.0+)?"
@@ -106,6 +113,24 @@ def _payload_ok() -> str:
              or {' or '.join(checkpoint)})"""
 
 
+def _common_shape() -> str:
+    """Whether the payload is one of the two shapes nearly every entry has, which pass every rule.
+
+    ``{"job_name":"…","<a time key>":<number>}`` and
+    ``{"job_name":"…","step_count":<integer>,"step_start_time":<number>}``
+    (the order the library writes them). Three keys at most, all distinct, so
+    neither _payload_ok's two dozen regexes nor the duplicate-key parse can
+    fail for them: at L this skips most of the screen's payload checks.
+    """
+    lone_times = [k for k in TIME_KEYS if k != STEP_START_TIME and k not in CUSTOM_BADPUT_TIME_KEYS]
+    number = f"{_NUMBER}[^,}}]*"
+    return (
+        f"""regexp_full_match(payload, '[{{]"{JOB_NAME}":{_PLAIN_STRING},"""
+        f"""("({_alternatives(lone_times)})":{number}"""
+        f"""|"{STEP_COUNT}":{_INTEGRAL},"{STEP_START_TIME}":{number})[}}]')"""
+    )
+
+
 def _timestamp_us(text: str) -> str:
     """Epoch µs of a quoted RFC 3339 UTC text, fraction truncated to µs (NULL if no such date)."""
     return f"epoch_us(try_cast(left(substr({text}, 2, length({text}) - 3), 26) as timestamp))"
@@ -127,8 +152,7 @@ def _screen_sql() -> list[str]:
     extract = f"""
 create or replace temp table screen_extracted as
 select line_no,
-       try(json_extract(line, {paths}))::varchar[] as x,
-       try(json_keys(line)) as top_keys
+       try(json_extract(line, {paths}))::varchar[] as x
 from chunk
 where starts_with(ltrim(line), '{{') and not regexp_matches(line, '{_LAX_JSON}')
 """
@@ -142,8 +166,7 @@ with fields as (
         x[4] as receive_text,
         x[5] as severity_text,
         x[6] as payload,
-        regexp_extract(x[1], '^"projects/[^/"\\\\%]+/logs/([^/"\\\\%]+)"$', 1) as log_id,
-        len(top_keys) = len(list_distinct(top_keys)) as unique_top_keys
+        regexp_extract(x[1], '^"projects/[^/"\\\\%]+/logs/([^/"\\\\%]+)"$', 1) as log_id
     from screen_extracted
     where x is not null
       and starts_with(x[6], '{{')
@@ -164,13 +187,13 @@ checked as (
         coalesce(upper({_unquote('severity_text')}), 'DEFAULT') as severity,
         payload,
         regexp_extract(payload, '"{JOB_NAME}":"([^"\\\\]*)"', 1) as job_name,
-        {_has(JOB_NAME)} and not {_value_is(JOB_NAME, 'null')} as has_job_name,
-        unique_top_keys
-        and regexp_full_match(coalesce(insert_id_text, ''), '"[^"\\\\]+"')
+        regexp_full_match(coalesce(insert_id_text, ''), '"[^"\\\\]+"')
         and regexp_full_match(coalesce(timestamp_text, ''), '{_TIMESTAMP}')
         and (receive_text is null or receive_text = 'null' or regexp_full_match(receive_text, '{_TIMESTAMP}'))
         and (severity_text is null or regexp_full_match(severity_text, '"[A-Za-z]*"'))
-        and {_payload_ok()} as ok
+        and case when {_common_shape()} then true
+                 else {_payload_ok()} and len(json_keys(payload)) = len(list_distinct(json_keys(payload))) end
+            as ok
     from fields
 )
 
@@ -183,13 +206,12 @@ select
     receive_timestamp_us,
     severity,
     payload,
-    has_job_name and job_name = run_name as job_name_matches
+    job_name = run_name as job_name_matches  -- '' when absent or not a string, and run_name is not ''
 from checked
 where ok
   and run_name <> ''
   and timestamp_us is not null
   and (receive_text is null or receive_text = 'null' or receive_timestamp_us is not null)
-  and len(json_keys(payload)) = len(list_distinct(json_keys(payload)))
 order by line_no
 """
     return [extract, checks]
@@ -215,8 +237,8 @@ class Screen:
         self._con.execute("set timezone = 'UTC'")
         self._sql = _screen_sql()
 
-    def run(self, lines: pa.Array, first_line_no: int) -> Screened:
-        """Screen ``lines`` (an Arrow string array), numbered from ``first_line_no``."""
+    def run(self, lines: pa.Array | pa.ChunkedArray, first_line_no: int) -> Screened:
+        """Screen ``lines`` (Arrow strings), numbered from ``first_line_no``."""
         table = pa.table(
             {"line_no": pa.array(np.arange(first_line_no, first_line_no + len(lines), dtype=np.int64)), "line": lines}
         )
