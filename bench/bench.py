@@ -32,8 +32,9 @@ from goodput_loader.simulate import RunSpec, fleet, log_entries  # noqa: E402
 
 BIN = Path(sys.executable).parent
 START = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
-# after every profile's last entry (L lasts ~80 days from START), so runs without a job end stay valid
-AS_OF = "2027-06-01T00:00:00Z"
+# Each profile is evaluated as a live job is: this long after its last entry (held-back hour included).
+# Runs without a job end count as running until then, as the library counts them until now.
+EVALUATED_AFTER = dt.timedelta(minutes=10)
 MODELS_ONLY = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 # the local Logging server keeps every entry in memory and filters all of them for every page: S only
 LOGGING_PROFILES = ("S",)
@@ -53,8 +54,11 @@ def specs(profile: str) -> list[RunSpec]:
     raise SystemExit(f"unknown profile {profile}: S, M, L or fleet")
 
 
-def write(spec: RunSpec, folder: Path, hold_back: dt.timedelta | None = None) -> tuple[int, int]:
-    """Write the run as NDJSON; with hold_back, its last entries (that long) go to folder/../later/."""
+def write(spec: RunSpec, folder: Path, hold_back: dt.timedelta | None = None) -> tuple[int, int, str]:
+    """Write the run as NDJSON; with hold_back, its last entries (that long) go to folder/../later/.
+
+    Returns the counts written to each, and the run's last timestamp.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     entries = list(log_entries(spec, "bench"))
     cut = None
@@ -69,7 +73,7 @@ def write(spec: RunSpec, folder: Path, hold_back: dt.timedelta | None = None) ->
         (folder.parent / "later").mkdir(exist_ok=True)
         with open(folder.parent / "later" / f"goodput_{spec.name}.ndjson", "w") as fh:
             fh.writelines(json.dumps(e) + "\n" for e in late)
-    return len(early), len(late)
+    return len(early), len(late), max(e["timestamp"] for e in entries)
 
 
 @dataclass
@@ -97,7 +101,7 @@ def measure(cmd: list[str]) -> Measure:
     return Measure(seconds, usage.ru_maxrss / 1024, stdout)
 
 
-def load_from_logging(runs: list[RunSpec], db: Path) -> tuple[Measure, float]:
+def load_from_logging(runs: list[RunSpec], db: Path, as_of: str) -> tuple[Measure, float]:
     """`load --from-logging` against the tests' local Cloud Logging server (real client, REST, 1,000 a page).
 
     Returns the measure and the seconds the server spent answering (filtering
@@ -111,7 +115,7 @@ def load_from_logging(runs: list[RunSpec], db: Path) -> tuple[Measure, float]:
     entries = [e for spec in runs for e in log_entries(spec, "bench")]
     with FakeLoggingServer(entries) as server:
         cmd = [str(BIN / "goodput-loader"), "load", "--duckdb", str(db), "--from-logging", "--project", "bench",
-               "--since", (START - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--until", AS_OF,
+               "--since", (START - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--until", as_of,
                "--logging-endpoint", server.endpoint, "--page-size", "1000", "--requests-per-minute", "1000000"]
         for spec in runs:
             cmd += ["--run", spec.name]
@@ -120,15 +124,16 @@ def load_from_logging(runs: list[RunSpec], db: Path) -> tuple[Measure, float]:
     return result, server.busy_seconds
 
 
-def _write_profile(profile: str, folder: Path, hold_back: dt.timedelta | None) -> tuple[int, int]:
+def _write_profile(profile: str, folder: Path, hold_back: dt.timedelta | None) -> tuple[int, int, str]:
     early = late = 0
+    last = ""
     for spec in specs(profile):
-        e, lt = write(spec, folder, hold_back)
-        early, late = early + e, late + lt
-    return early, late
+        e, lt, run_last = write(spec, folder, hold_back)
+        early, late, last = early + e, late + lt, max(last, run_last)
+    return early, late, last
 
 
-def write_all(profile: str, folder: Path, hold_back: dt.timedelta | None) -> tuple[int, int]:
+def write_all(profile: str, folder: Path, hold_back: dt.timedelta | None) -> tuple[int, int, str]:
     """Write the profile's files in a child process.
 
     Linux carries a process's peak RSS across fork and exec, so every child
@@ -143,7 +148,9 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
     folder = work / profile
     shutil.rmtree(folder, ignore_errors=True)
     hold_back = dt.timedelta(hours=1) if profile in ("M", "L") else None
-    early, late = write_all(profile, folder / "data", hold_back)
+    early, late, last = write_all(profile, folder / "data", hold_back)
+    as_of = dt.datetime.fromisoformat(last.replace("Z", "+00:00")) + EVALUATED_AFTER
+    as_of = as_of.strftime("%Y-%m-%dT%H:%M:%SZ")
     files = sorted(map(str, (folder / "data").glob("*.ndjson")))
     result: dict[str, list[float]] = {}
 
@@ -157,35 +164,36 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
         add("load_rss", load.rss_mb)
         rolling_db = folder / f"run{i}-rolling.duckdb"
         shutil.copy(db, rolling_db)
-        cumulative = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(db), "--as-of", AS_OF, "--",
+        cumulative = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(db), "--as-of", as_of, "--",
                               *CUMULATIVE_ONLY])
         add("build_cumulative_s", cumulative.seconds)
         add("build_cumulative_rss", cumulative.rss_mb)
-        full = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", AS_OF, "--",
+        full = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", as_of, "--",
                         *MODELS_ONLY])
         add("build_rolling_s", full.seconds)
         add("build_rolling_rss", full.rss_mb)
         if late:
             later = sorted(map(str, (folder / "later").glob("*.ndjson")))
             measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(rolling_db), *later])
-            incremental = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", AS_OF,
+            incremental = measure([str(BIN / "goodput-loader"), "build", "--duckdb", str(rolling_db), "--as-of", as_of,
                                    "--", *MODELS_ONLY])
             add("incremental_s", incremental.seconds)
         if profile in LOGGING_PROFILES:
-            logging, server_s = load_from_logging(specs(profile), folder / f"run{i}-logging.duckdb")
+            logging, server_s = load_from_logging(specs(profile), folder / f"run{i}-logging.duckdb", as_of)
             add("logging_s", logging.seconds)
             add("logging_loader_s", logging.seconds - server_s)
             add("logging_rss", logging.rss_mb)
         reference_s, reference_rss = 0.0, 0.0
         for path in files:
-            ref = measure([sys.executable, str(ROOT / "bench" / "reference.py"), path, AS_OF])
+            ref = measure([sys.executable, str(ROOT / "bench" / "reference.py"), path, as_of])
             reference_s += json.loads(ref.stdout)["seconds"]
             reference_rss = max(reference_rss, ref.rss_mb)
         add("reference_s", reference_s)
         add("reference_rss", reference_rss)
         db.unlink()
         rolling_db.unlink()
-    out: dict[str, float | int | str] = {"profile": profile, "entries": early + late, "runs": len(files)}
+    out: dict[str, float | int | str] = {"profile": profile, "entries": early + late, "runs": len(files),
+                                         "as_of": as_of}
     out.update({k: statistics.median(v) for k, v in result.items()})
     out["load_entries_per_s"] = early / out["load_s"]  # type: ignore[operator]
     if "logging_s" in out:
@@ -195,10 +203,10 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| profile | entries | load s (entries/s, RSS MB) | from the local Logging server s (entries/s; RSS) "
+    head = ("| profile | entries | evaluated at | load s (entries/s, RSS MB) | from the local Logging server s (entries/s; RSS) "
             "| build cumulative s (RSS) | build + rolling s (RSS) "
             "| rolling / cumulative | incremental 1 h s (/ full) | reference s (RSS) | reference / (load + build) |")
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         incremental = (f"{r['incremental_s']:.1f} ({r['incremental_s'] / r['build_rolling_s']:.0%})"
                        if "incremental_s" in r else "-")
@@ -206,7 +214,7 @@ def table(rows: list[dict]) -> str:
                    f"{r['logging_loader_entries_per_s']:,.0f}/s without the server's time; {r['logging_rss']:.0f})"
                    if "logging_s" in r else "-")
         lines.append(
-            f"| {r['profile']} | {r['entries']:,} | {r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, "
+            f"| {r['profile']} | {r['entries']:,} | {r['as_of']} | {r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, "
             f"{r['load_rss']:.0f}) | {logging} | {r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
             f"{r['build_rolling_s']:.1f} ({r['build_rolling_rss']:.0f}) | "
             f"{r['build_rolling_s'] / r['build_cumulative_s']:.2f} | {incremental} | "
