@@ -19,8 +19,9 @@
     OTHER), adds up over any partition, and ends at the library's
     max(0, total - productive - counted). next_future_min is that minimum
     over the breakpoints after this one.
-  - Slopes are summed per stretch of overlapping amounts and reset to exactly
-    zero between stretches, so rounding does not creep along the run.
+  - Slopes and intercepts are running sums in fixed point (goodput_exact), so
+    they return to exactly zero between stretches of overlapping amounts and
+    rounding does not creep along the run; two window passes in all.
 #}
 
 with
@@ -97,16 +98,21 @@ with_counted as (
 
 events as (
 
-    -- a span shorter than a microsecond is a point: its amount jumps there
+    {#- Each span adds its slope and its intercept at its start and takes
+        them back at its end, where its amount lands; a point (shorter than a
+        microsecond) jumps by its amount. -#}
     {% set is_span = "end_offset - start_offset > 1e-6" %}
+    {% set slope = "amount / (end_offset - start_offset)" %}
     select
         run_name,
         measure,
         custom_badput_event_type,
         start_offset as at_offset,
-        case when {{ is_span }} then 1 else 0 end as active_delta,
-        case when {{ is_span }} then amount / (end_offset - start_offset) else 0 end as slope_delta,
-        case when {{ is_span }} then 0 else amount end as jump
+        case when {{ is_span }} then 0 else amount end as jump,
+        {{ goodput_exact("case when " ~ is_span ~ " then " ~ slope ~ " else 0 end") }} as slope_delta,
+        {{ goodput_exact("case when " ~ is_span ~ " then 0 else amount end") }}
+            - {{ goodput_exact("case when " ~ is_span ~ " then " ~ slope ~ " * start_offset else 0 end") }}
+            as intercept_delta
     from with_counted
 
     union all
@@ -116,9 +122,9 @@ events as (
         measure,
         custom_badput_event_type,
         end_offset,
-        -1,
-        -amount / (end_offset - start_offset),
-        0
+        0,
+        -{{ goodput_exact(slope) }},
+        {{ goodput_exact(slope ~ " * start_offset") }} + {{ goodput_exact("amount") }}
     from with_counted
     where {{ is_span }}
 
@@ -131,70 +137,33 @@ breakpoints as (
         measure,
         custom_badput_event_type,
         at_offset,
-        sum(active_delta) as active_delta,
+        sum(jump) as jump,
         sum(slope_delta) as slope_delta,
-        sum(jump) as jump
+        sum(intercept_delta) as intercept_delta
     from events
     group by run_name, measure, custom_badput_event_type, at_offset
 
 ),
 
-active as (
+{#- C(x) = x * slope + intercept after the last breakpoint at or before x:
+    both are exact running sums, so they are exactly zero once every span
+    so far has ended, and rounding does not creep along the run. -#}
+running as (
 
     select
-        breakpoints.*,
-        sum(active_delta) over by_offset as active_after
+        run_name,
+        measure,
+        custom_badput_event_type,
+        at_offset,
+        jump,
+        {{ goodput_float('sum(slope_delta) over by_offset') }} as slope_after,
+        {{ goodput_float('sum(intercept_delta) over by_offset') }} as intercept_after
     from breakpoints
     window by_offset as (
         partition by run_name, measure, custom_badput_event_type
         order by at_offset
         rows between unbounded preceding and current row
     )
-
-),
-
-stretches as (
-
-    select
-        active.*,
-        coalesce(
-            sum(case when active_after = 0 then 1 else 0 end) over (
-                partition by run_name, measure, custom_badput_event_type
-                order by at_offset
-                rows between unbounded preceding and 1 preceding
-            ),
-            0
-        ) as stretch_no
-    from active
-
-),
-
-slopes as (
-
-    select
-        stretches.*,
-        case
-            when active_after = 0 then 0
-            else sum(slope_delta) over (
-                partition by run_name, measure, custom_badput_event_type, stretch_no
-                order by at_offset
-                rows between unbounded preceding and current row
-            )
-        end as slope_after
-    from stretches
-
-),
-
-increments as (
-
-    select
-        slopes.*,
-        jump + coalesce(
-            lag(slope_after) over by_offset * (at_offset - lag(at_offset) over by_offset),
-            0
-        ) as increment
-    from slopes
-    window by_offset as (partition by run_name, measure, custom_badput_event_type order by at_offset)
 
 ),
 
@@ -207,12 +176,8 @@ valued as (
         at_offset,
         jump,
         slope_after,
-        sum(increment) over (
-            partition by run_name, measure, custom_badput_event_type
-            order by at_offset
-            rows between unbounded preceding and current row
-        ) as value_at
-    from increments
+        at_offset * slope_after + intercept_after as value_at
+    from running
 
 ),
 

@@ -58,7 +58,7 @@ ideal as (
     select
         runs.run_name,
         {% if configured_ideal is not none -%}
-        cast({{ configured_ideal }} as {{ dbt.type_float() }})
+        {{ goodput_float(configured_ideal) }}
         {%- else -%}
         computed_ideal.ideal_step_seconds
         {%- endif %} as ideal_step_seconds
