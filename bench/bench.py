@@ -207,9 +207,10 @@ def run_profile(profile: str, repeats: int, work: Path) -> dict[str, float | int
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| profile | entries | evaluated at | load s (entries/s, RSS MB) | from the local Logging server s (entries/s; RSS) "
-            "| build cumulative s (RSS) | build + rolling s (RSS) "
-            "| rolling / cumulative | incremental 1 h s (/ full; dbt floor) | reference s (RSS) | reference / (load + build) |")
+    head = ("| profile | entries | evaluated at | load s (entries/s, RSS MB) "
+            "| from the local Logging server s (entries/s; RSS) | build cumulative s (RSS) | build + rolling s (RSS) "
+            "| rolling / cumulative | incremental 1 h s (/ full; dbt floor) | reference s (RSS) "
+            "| reference / (load + build) |")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         incremental = (f"{r['incremental_s']:.1f} ({r['incremental_s'] / r['build_rolling_s']:.0%}; "
@@ -219,8 +220,9 @@ def table(rows: list[dict]) -> str:
                    f"{r['logging_loader_entries_per_s']:,.0f}/s without the server's time; {r['logging_rss']:.0f})"
                    if "logging_s" in r else "-")
         lines.append(
-            f"| {r['profile']} | {r['entries']:,} | {r['as_of']} | {r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, "
-            f"{r['load_rss']:.0f}) | {logging} | {r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
+            f"| {r['profile']} | {r['entries']:,} | {r['as_of']} | "
+            f"{r['load_s']:.1f} ({r['load_entries_per_s']:,.0f}/s, {r['load_rss']:.0f}) | {logging} | "
+            f"{r['build_cumulative_s']:.1f} ({r['build_cumulative_rss']:.0f}) | "
             f"{r['build_rolling_s']:.1f} ({r['build_rolling_rss']:.0f}) | "
             f"{r['build_rolling_s'] / r['build_cumulative_s']:.2f} | {incremental} | "
             f"{r['reference_s']:.1f} ({r['reference_rss']:.0f}) | "
