@@ -288,8 +288,7 @@ class FileReader:
         self._records = 0
         self._line_no = 0
         failure: Exception | None = None  # what ended the stream early: gzip or UTF-8
-        pending: list[pa.LargeStringArray] = []  # lines not yet batched (slices, never copied)
-        pending_lines = 0
+        pending = pa.chunked_array([], pa.large_string())  # lines not yet batched (slices, never copied)
         size = self.options.batch_size
         try:
             for data, error in self._blocks():
@@ -300,19 +299,16 @@ class FileReader:
                 else:
                     failure = error
                 if data:
-                    pending.append(_split_lines(data))
-                    pending_lines += len(pending[-1])
-                while pending_lines >= size or (failure is not None and pending):
-                    lines = pa.chunked_array(pending)
-                    pending = lines.slice(size).chunks if len(lines) > size else []
-                    pending_lines = max(0, len(lines) - size)
-                    batch = self._ndjson_batch(screen, lines.slice(0, size))
+                    pending = pa.chunked_array([*pending.chunks, _split_lines(data)])
+                while len(pending) >= size or (failure is not None and len(pending)):
+                    lines, pending = pending.slice(0, size), pending.slice(size)
+                    batch = self._ndjson_batch(screen, lines)
                     if len(batch):
                         yield batch
                 if failure is not None:
                     break
-            if pending:
-                batch = self._ndjson_batch(screen, pa.chunked_array(pending))
+            if len(pending):
+                batch = self._ndjson_batch(screen, pending)
                 if len(batch):
                     yield batch
         finally:
