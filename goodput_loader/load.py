@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from goodput_loader.pipeline import LoadSummary, land
+from goodput_loader.pipeline import LoadSummary, Source, land
 from goodput_loader.progress import LoadProgress
 from goodput_loader.sinks.base import Sink
 from goodput_loader.sinks.duckdb_sink import DuckDBSink
@@ -65,13 +65,19 @@ def _load_files(request: LoadRequest, sink: Sink, progress: LoadProgress) -> lis
         batch_size=request.batch_size,
         rescan=request.rescan,
     )
-    summaries = []
-    for path in expand_paths(request.files):
-        reader = FileReader(path, options, sink.get_cursor(source_key(path)))
-        summary = LoadSummary(source="file", source_key=reader.key)
-        land(reader.batches(), sink, summary, progress, path.name, total_bytes=reader.size)
+    # Every cursor is read here, before the first write: the sources are read
+    # ahead in another thread, which must not share the sink's connection.
+    readers = [FileReader(path, options, sink.get_cursor(source_key(path))) for path in expand_paths(request.files)]
+    summaries = land(
+        [
+            Source(LoadSummary(source="file", source_key=r.key), r.batches(), r.path.name, total_bytes=r.size)
+            for r in readers
+        ],
+        sink,
+        progress,
+    )
+    for reader, summary in zip(readers, summaries):
         summary.shape = reader.shape
-        summaries.append(summary)
     return summaries
 
 
@@ -96,11 +102,9 @@ def _load_logging(request: LoadRequest, sink: Sink, progress: LoadProgress) -> l
     )
     client = make_client(request.project, request.logging_endpoint)
     limiter = RateLimiter(request.requests_per_minute)
-    summaries = []
-    for run in request.runs:
+    sources = []
+    for run in dict.fromkeys(request.runs):  # each run once, in the order given
         key = LoggingReader.source_key_for(request.project, run)
         reader = LoggingReader(client, run, options, sink.get_cursor(key), limiter)
-        summary = LoadSummary(source="cloud_logging", source_key=reader.key, shape="log_entry")
-        land(reader.batches(), sink, summary, progress, run)
-        summaries.append(summary)
-    return summaries
+        sources.append(Source(LoadSummary(source="cloud_logging", source_key=key, shape="log_entry"), reader.batches(), run))
+    return land(sources, sink, progress)

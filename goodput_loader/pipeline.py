@@ -10,7 +10,7 @@ import queue
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Generator, Iterable, Iterator, TypeVar
+from typing import Generator, Iterable, Iterator, Sequence, TypeVar
 
 from goodput_loader.progress import LoadProgress
 from goodput_loader.sinks.base import Batch, Sink
@@ -93,28 +93,54 @@ def prefetch(items: Iterable[T], depth: int = 1) -> Iterator[T]:
         producer.join(timeout=5)
 
 
-def land(
-    batches: Iterable[Batch],
-    sink: Sink,
-    summary: LoadSummary,
-    progress: LoadProgress,
-    description: str,
-    total_bytes: float | None = None,
-) -> LoadSummary:
-    """Write every batch; a failure leaves all earlier batches committed and consistent."""
+@dataclass
+class Source:
+    """One source to land: its batches, and what its summary and progress line are called."""
+
+    summary: LoadSummary
+    batches: Iterable[Batch]
+    description: str
+    total_bytes: float | None = None
+
+
+def _tagged(sources: Iterable[Source]) -> Iterator[tuple[Source, Batch]]:
+    """Every source's batches in order, each with its source."""
+    for source in sources:
+        batches = iter(source.batches)
+        try:
+            for batch in batches:
+                yield source, batch
+        finally:
+            if isinstance(batches, Generator):
+                batches.close()  # a stop mid-source releases its file and screen now
+
+
+def land(sources: Sequence[Source], sink: Sink, progress: LoadProgress) -> list[LoadSummary]:
+    """Write every batch of every source, in order; returns their summaries.
+
+    One prefetch spans all the sources rather than one per source: a small
+    file is a single batch, and with a prefetch per file the next file's
+    screen could not start before this file's write ended (the fleet's 50k-line
+    files loaded at half the rate of one large file). A failure leaves all
+    earlier batches committed and consistent; nothing after it is written.
+    """
+    current: Source | None = None
+    task = None
     started = time.monotonic()
-    task = progress.start(description, total=total_bytes)
-    for batch in prefetch(batches):
-        result = sink.write_batch(summary.source, batch)
+    for source, batch in prefetch(_tagged(sources)):
+        if source is not current:
+            now = time.monotonic()
+            if current is not None:
+                current.summary.seconds = now - started
+            current, started = source, now
+            task = progress.start(source.description, total=source.total_bytes)
+        result = sink.write_batch(source.summary.source, batch)
+        summary = source.summary
         summary.read += batch.entry_count
         summary.inserted += result.inserted
         summary.duplicates += result.duplicates
         summary.rejected += result.rejected
-        progress.update(
-            task,
-            entries=summary.read,
-            rejected=summary.rejected,
-            completed=batch.bytes_read,
-        )
-    summary.seconds = time.monotonic() - started
-    return summary
+        progress.update(task, entries=summary.read, rejected=summary.rejected, completed=batch.bytes_read)
+    if current is not None:
+        current.summary.seconds = time.monotonic() - started
+    return [source.summary for source in sources]

@@ -134,6 +134,29 @@ def test_bare_payload_file_needs_run_and_keeps_file_order(tmp_path, warehouse):
     assert {name for name, _ in rows} == {"projects/proj/logs/goodput_run-a"}
 
 
+def test_many_files_keep_their_own_figures_and_a_file_named_twice_is_read_once(tmp_path, warehouse):
+    """One read-ahead spans all files: each file still gets its own summary, cursor and count."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    sizes = {}
+    for i, steps in enumerate([5, 40, 1, 25]):
+        entries = sample_entries(steps, name=f"run-{i}")
+        write_ndjson(folder / f"goodput_run-{i}.ndjson", entries + entries[:2])  # two duplicates each
+        sizes[f"goodput_run-{i}.ndjson"] = len(entries)
+    again = folder / "goodput_run-1.ndjson"
+    result = run_cli("load", "--json", "--duckdb", warehouse, "--batch-size", "16", folder, again)
+    sources = json.loads(result.stdout)["sources"]
+    names = [Path(s["source_key"].removeprefix("file:")).name for s in sources]
+    assert names == sorted(sizes)  # the second mention of run-1 is not a second source
+    for name, source in zip(names, sources):
+        assert (source["read"], source["inserted"], source["duplicates"]) == (sizes[name] + 2, sizes[name], 2)
+    state = query(warehouse, "select source_key, cursor_offset, entries_landed from goodput_raw.load_state")
+    assert sorted((Path(k.removeprefix("file:")).name, o, n) for k, o, n in state) == [
+        (name, sizes[name] + 2, sizes[name]) for name in sorted(sizes)
+    ]
+    assert len(landed(warehouse)) == sum(sizes.values())
+
+
 def test_grown_file_resumes_from_its_cursor(tmp_path, warehouse):
     entries = sample_entries(40)
     path = tmp_path / "growing.ndjson"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 import pyarrow as pa
+import pytest
 from conftest import query, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -128,9 +129,14 @@ def _loads_ok(text: str) -> bool:
         return False
 
 
-def screen_lines(lines: list[str]) -> dict[int, dict]:
+# Both ways the screen materialises the extracted envelopes: a temp table (batches of a row
+# group or more) and Arrow record batches (smaller batches); these tests' batches are small.
+SCREEN_WAYS = pytest.mark.parametrize("table_rows", [0, 10**9], ids=["temp-table", "arrow"])
+
+
+def screen_lines(lines: list[str], table_rows: int) -> dict[int, dict]:
     data = "".join(line + "\n" for line in lines).encode()
-    screen = Screen()
+    screen = Screen(table_rows)
     try:
         result = screen.run(_split_lines(data), 1)
     finally:
@@ -140,11 +146,12 @@ def screen_lines(lines: list[str]) -> dict[int, dict]:
     return {r.pop("line_no") - 1: r for r in rows}
 
 
+@SCREEN_WAYS
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False)
 @given(st.integers(min_value=0, max_value=2**32))
-def test_screen_vouches_only_for_lines_the_per_entry_path_accepts_identically(seed):
+def test_screen_vouches_only_for_lines_the_per_entry_path_accepts_identically(table_rows, seed):
     lines = hostile_lines(seed)
-    vouched = screen_lines(lines)
+    vouched = screen_lines(lines, table_rows)
     for i, row in vouched.items():
         expected = python_result(lines[i])
         assert expected is not None, f"seed {seed}: the screen landed a line Python rejects: {lines[i]}"
@@ -152,24 +159,26 @@ def test_screen_vouches_only_for_lines_the_per_entry_path_accepts_identically(se
         assert row == expected, f"seed {seed}: line {lines[i]}"
 
 
-def test_screen_vouches_for_every_clean_line():
+@SCREEN_WAYS
+def test_screen_vouches_for_every_clean_line(table_rows):
     lines = [json.dumps(clean_entry(p, i), ensure_ascii=i % 2 == 0) for i, p in enumerate(CLEAN_PAYLOADS * 3)]
     lines += [orjson.dumps(clean_entry(p, i)).decode() for i, p in enumerate(CLEAN_PAYLOADS)]
-    vouched = screen_lines(lines)
+    vouched = screen_lines(lines, table_rows)
     assert sorted(vouched) == list(range(len(lines)))
     for i, row in vouched.items():
         row["payload"] = orjson.loads(row["payload"])
         assert row == python_result(lines[i])
 
 
-def test_every_text_edit_is_either_vouched_identically_or_left_to_python():
+@SCREEN_WAYS
+def test_every_text_edit_is_either_vouched_identically_or_left_to_python(table_rows):
     """Each edit alone, so a screen that silently mishandles one of them cannot hide behind the others."""
     base = json.dumps(clean_entry(CLEAN_PAYLOADS[1], 1))
     ckpt = json.dumps(clean_entry(CLEAN_PAYLOADS[5], 2))
     custom = json.dumps(clean_entry(CLEAN_PAYLOADS[3], 3))
     lines = [text.replace(old, new, 1) for old, new in TEXT_EDITS for text in (base, ckpt, custom)]
     lines = [line for line in lines if line not in (base, ckpt, custom)]
-    vouched = screen_lines(lines)
+    vouched = screen_lines(lines, table_rows)
     python_rejects = [i for i, line in enumerate(lines) if python_result(line) is None]
     assert python_rejects and not set(python_rejects) & set(vouched)
     for i, row in vouched.items():

@@ -111,6 +111,11 @@ class DuckDBSink:
             ) from exc
         self._con.execute("set timezone = 'UTC'")
         self._con.execute(DDL)
+        # A batch under one row group (a small file) goes to the WAL, and with DuckDB's 16 MB
+        # threshold nearly every such commit checkpointed, rewriting the growing last row group
+        # each time. Checkpointing every 256 MB of WAL made 50k-line files load 10 % faster; a
+        # larger threshold gained nothing more and held more in memory. This process only.
+        self._con.execute("set checkpoint_threshold = '256MB'")
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:

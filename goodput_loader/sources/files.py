@@ -479,14 +479,20 @@ def _split_lines(data: bytes) -> pa.LargeStringArray:
 
 
 def expand_paths(paths: list[str]) -> list[Path]:
-    """Files as given, directories expanded to their files (sorted), for ``load DIR``."""
-    result: list[Path] = []
+    """Files as given, directories expanded to their files (sorted), for ``load DIR``.
+
+    A file named twice (``load DIR DIR/a.ndjson``) is read once: it has one
+    cursor, and every cursor is read before the first file is.
+    """
+    result: dict[Path, Path] = {}
     for name in paths:
         path = Path(name)
         if path.is_dir():
-            result.extend(sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")))
+            found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
         elif path.exists():
-            result.append(path)
+            found = [path]
         else:
             raise SourceError(f"{name}: no such file or directory")
-    return result
+        for file in found:
+            result.setdefault(file.resolve(), file)
+    return list(result.values())

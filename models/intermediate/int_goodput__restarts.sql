@@ -80,10 +80,12 @@ next_restart as (
         run_name,
         lookup_key as segment_start_seq,
         point_order,
+        -- the suffix minimum taken from the end: the same rows, and on DuckDB a
+        -- running frame is far cheaper than one that ends at unbounded following
         min(candidate_seq) over (
             partition by run_name
-            order by lookup_key, point_order
-            rows between current row and unbounded following
+            order by lookup_key desc, point_order desc
+            rows between unbounded preceding and current row
         ) as next_restart_seq
     from lookup_points
 
