@@ -106,5 +106,6 @@ def _load_logging(request: LoadRequest, sink: Sink, progress: LoadProgress) -> l
     for run in dict.fromkeys(request.runs):  # each run once, in the order given
         key = LoggingReader.source_key_for(request.project, run)
         reader = LoggingReader(client, run, options, sink.get_cursor(key), limiter)
-        sources.append(Source(LoadSummary(source="cloud_logging", source_key=key, shape="log_entry"), reader.batches(), run))
+        summary = LoadSummary(source="cloud_logging", source_key=key, shape="log_entry")
+        sources.append(Source(summary, reader.batches(), run))
     return land(sources, sink, progress)
