@@ -71,7 +71,7 @@ _NON_EMPTY_STRING = r'"[^"\\]+"'
 
 
 def _has(key: str) -> str:
-    """Whether the compact payload text has ``key`` (flat payloads only, see _screen_sql)."""
+    """Whether the compact payload text has ``key`` (flat payloads only, see _checks_sql)."""
     return f"""contains(payload, '"{key}":')"""
 
 
@@ -150,22 +150,26 @@ def _unquote(text: str) -> str:
     return f"substr({text}, 2, length({text}) - 2)"
 
 
-def _screen_sql(extracted: str) -> tuple[str, str]:
-    """Two queries: extract the envelope (one parse a line), then check and build from ``extracted``.
+def _extract_sql() -> str:
+    """The first of the screen's two queries: the envelope of every line of ``chunk``, one parse a line.
 
-    The extracted list is materialised between the two (see Screen.run)
+    Its result is materialised before the checks read it (see Screen.run)
     because DuckDB inlines a projection into every expression that uses it:
     reading ``x[1]`` and ``x[2]`` of an inlined ``json_extract`` would parse
     the line twice.
     """
     paths = "[" + ", ".join(f"""'$."{k}"'""" for k in _ENVELOPE) + "]"
-    extract = f"""
+    return f"""
 select line_no,
        try(json_extract(line, {paths}))::varchar[] as x
 from chunk
 where starts_with(ltrim(line), '{{') and not regexp_matches(line, '{_LAX_JSON}')
 """
-    checks = f"""
+
+
+def _checks_sql(extracted: str) -> str:
+    """The second query: check the envelopes read from the relation ``extracted`` and build the rows."""
+    return f"""
 with fields as (
     select
         line_no,
@@ -225,7 +229,6 @@ where ok
   and (receive_text is null or receive_text = 'null' or receive_timestamp_us is not null)
 order by line_no
 """
-    return extract, checks
 
 
 _SCAN_ROWS = 8192
@@ -250,8 +253,9 @@ class Screen:
         self._table_rows = table_rows
         self._con = duckdb.connect(":memory:")
         self._con.execute("set timezone = 'UTC'")
-        self._extract, self._check_table = _screen_sql("screen_extracted")
-        self._check_arrow = _screen_sql("extracted_batches")[1]
+        self._extract = _extract_sql()
+        self._check_table = _checks_sql("screen_extracted")
+        self._check_arrow = _checks_sql("extracted_batches")
 
     def run(self, lines: pa.Array | pa.ChunkedArray, first_line_no: int) -> Screened:
         """Screen ``lines`` (Arrow strings), numbered from ``first_line_no``."""
