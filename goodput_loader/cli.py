@@ -231,12 +231,16 @@ def rejects(duckdb_path: str, limit: int, as_json: bool) -> None:
 @click.option("--project", default="demo-project", show_default=True)
 @click.option("--prefix", default="sim", show_default=True, help="Run names are PREFIX-000, PREFIX-001, ...")
 @click.option("--start", default="2026-11-30T00:00:00Z", show_default=True, help="Start of the first run.")
+@click.option("--live-at", metavar="TIME",
+              help="Move the running runs so that their last entry is a minute before TIME "
+                   "(ISO 8601, or 'now'): they look live when evaluated then.")
 @click.option("--gzip/--no-gzip", "compress", default=True, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
 @click.pass_obj
 def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, running: int,
              step_seconds: float, checkpoint_every: int, eval_every: int, duplicate_rate: float,
-             seed: int, project: str, prefix: str, start: str, compress: bool, as_json: bool) -> None:
+             seed: int, project: str, prefix: str, start: str, live_at: str | None, compress: bool,
+             as_json: bool) -> None:
     """Write seeded, MaxText-like runs as LogEntry NDJSON files into OUT_DIR.
 
     \b
@@ -257,8 +261,9 @@ def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, 
     )
     start_time = _parse_time(start, "--start")
     assert start_time is not None
+    live_time = _parse_time(live_at, "--live-at")
     specs = fleet(runs, seed=seed, steps=steps, restarts=restarts, running=running, start=start_time,
-                  prefix=prefix, base=base)
+                  prefix=prefix, base=base, live_at=live_time)
     written = []
     for spec in specs:
         path, count = write_run(spec, Path(out_dir), project, compress)

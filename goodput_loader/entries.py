@@ -1,6 +1,6 @@
 """Validation and normalisation of one Goodput log entry.
 
-Every source (files, Cloud Logging, later BigQuery sinks) produces the same two
+Every source (files and Cloud Logging; a log sink is read by dbt) produces the same two
 things: a ``LandedEntry`` that matches the raw landing contract, or a
 ``Rejection`` that says where the input was and why it cannot be landed. Keeping
 that decision in one module means a malformed entry is treated the same way

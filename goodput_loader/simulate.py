@@ -233,8 +233,14 @@ def fleet(
     start: dt.datetime,
     prefix: str = "sim",
     base: RunSpec | None = None,
+    live_at: dt.datetime | None = None,
 ) -> list[RunSpec]:
-    """A deterministic mix of runs around the given size; the last ``running`` never end."""
+    """A deterministic mix of runs around the given size; the last ``running`` never end.
+
+    With ``live_at``, each running run is moved in time so that its last entry is
+    written a minute before ``live_at``: evaluated then, it looks like a job that
+    is really running, not one that fell silent hours ago.
+    """
     rng = random.Random(seed)
     template = base or RunSpec(name="", start=0.0)
     specs = []
@@ -250,8 +256,22 @@ def fleet(
             finished=i < runs - running,
             seed=seed,
         )
+        if live_at is not None and not spec.finished:
+            spec = live_until(spec, live_at.replace(tzinfo=live_at.tzinfo or dt.timezone.utc).timestamp() - 60.0)
         specs.append(spec)
     return specs
+
+
+def live_until(spec: RunSpec, last_entry_at: float) -> RunSpec:
+    """The same run, started so that its last entry is written at ``last_entry_at``.
+
+    Event times are offsets from ``spec.start`` drawn from a generator seeded by
+    the run's name, so moving the start moves the whole run unchanged.
+    """
+    last = spec.start
+    for entry in simulate_entries(spec):
+        last = entry.timestamp
+    return replace(spec, start=spec.start + (last_entry_at - last))
 
 
 def write_run(spec: RunSpec, out_dir: Path, project: str, compress: bool) -> tuple[Path, int]:

@@ -76,7 +76,7 @@ class BatchResult:
 
 
 class Sink(Protocol):
-    """A warehouse target (DuckDB now, BigQuery later)."""
+    """A warehouse target: DuckDB (sinks/duckdb_sink.py) or BigQuery (sinks/bigquery_sink.py)."""
 
     def get_cursor(self, source_key: str) -> Cursor | None:
         """The committed cursor of a source, or None if it was never loaded."""

@@ -1,0 +1,50 @@
+"""`simulate --live-at`: the demo's running run looks live when it is evaluated."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def _entries(folder: Path) -> dict[str, list[dict]]:
+    return {path.name: [json.loads(line) for line in path.read_text().splitlines()]
+            for path in sorted(folder.glob("*.ndjson"))}
+
+
+def _seconds(timestamp: str) -> float:
+    return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def test_live_at_moves_only_the_running_runs_to_end_a_minute_before(tmp_path: Path) -> None:
+    args = ["simulate", "--runs", "3", "--steps", "300", "--running", "1", "--no-gzip",
+            "--start", "2026-11-30T00:00:00Z"]
+    run_cli(*args, tmp_path / "plain")
+    run_cli(*args, "--live-at", "2026-12-02T12:00:00Z", tmp_path / "live")
+    plain, live = _entries(tmp_path / "plain"), _entries(tmp_path / "live")
+
+    assert plain.keys() == live.keys() == {f"goodput_sim-00{i}.ndjson" for i in range(3)}
+    # Finished runs are untouched.
+    assert live["goodput_sim-000.ndjson"] == plain["goodput_sim-000.ndjson"]
+    assert live["goodput_sim-001.ndjson"] == plain["goodput_sim-001.ndjson"]
+
+    before, after = plain["goodput_sim-002.ndjson"], live["goodput_sim-002.ndjson"]
+    assert not any("job_end_time" in e["jsonPayload"] for e in after)
+    live_at = dt.datetime(2026, 12, 2, 12, tzinfo=dt.timezone.utc).timestamp()
+    assert abs(_seconds(after[-1]["timestamp"]) - (live_at - 60)) < 1e-3
+    # The whole run moved by one offset: same entries, same gaps, same payload keys.
+    shift = _seconds(after[0]["timestamp"]) - _seconds(before[0]["timestamp"])
+    assert shift > 0
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        assert abs(_seconds(new["timestamp"]) - _seconds(old["timestamp"]) - shift) < 1e-3
+        assert old["jsonPayload"].keys() == new["jsonPayload"].keys()
+        if "step_start_time" in old["jsonPayload"]:
+            assert abs(new["jsonPayload"]["step_start_time"] - old["jsonPayload"]["step_start_time"] - shift) < 1e-3
+
+
+def test_live_at_rejects_a_time_that_is_not_iso_8601(tmp_path: Path) -> None:
+    result = run_cli("simulate", "--live-at", "yesterday", tmp_path, expect=2)
+    assert "--live-at" in result.stderr and "ISO 8601" in result.stderr
