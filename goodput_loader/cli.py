@@ -183,6 +183,9 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
     if as_json:
         click.echo(json.dumps({"sources": [s.as_dict() for s in summaries]}, indent=2))
     for s in summaries:
+        if s.shape == "unchanged":
+            obj.info(f"{s.source_key}: unchanged since the last load (same size and modification time), not read")
+            continue
         obj.info(
             f"{s.source_key}: {s.read:,} entries read, {s.inserted:,} new, {s.duplicates:,} duplicates, "
             f"{s.rejected:,} rejected in {s.seconds:.2f}s ({s.rate:,.0f} entries/s)"

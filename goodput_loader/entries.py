@@ -67,6 +67,17 @@ CHECKPOINT_OPTIONAL_NUMBERS = (
 LOG_PREFIX = "goodput_"
 MAX_RAW_CHARS = 65536
 
+# What the models can use. Times are epoch seconds from 2000-01-01 up to (not
+# including) 2100-01-01, UTC: a time outside is a unit mistake (milliseconds) or a
+# placeholder (0, 1e308), and one such entry would stretch its run over decades or
+# overflow the build's arithmetic for every run. Steps are integers 0..2^53 (the
+# largest a float64 holds exactly); Orbax durations are 0 up to 10^7 s (115 days).
+# sources/vectorized.py vouches only for values inside these ranges.
+EARLIEST_TIME = 946_684_800
+LATEST_TIME = 4_102_444_800
+MAX_STEP = 2**53
+MAX_CHECKPOINT_SECONDS = 10_000_000
+
 _LOG_NAME_RE = re.compile(r"^projects/([^/]+)/logs/([^/]+)$")
 _RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
@@ -124,15 +135,18 @@ def parse_rfc3339_us(value: Any, field: str) -> int:
     year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
     frac = m.group(7) or ""
     micros = int((frac + "000000")[:6])
-    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
+    if not (1 <= month <= 12 and hour < 24 and minute < 60 and second < 61):
         raise InvalidEntry(f"{field} is out of range: {value!r}")
-    try:
-        seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    except (ValueError, OverflowError) as exc:  # pragma: no cover - guarded by the ranges above
-        raise InvalidEntry(f"{field} is out of range: {value!r}") from exc
+    if not 1999 <= year <= 2100:  # the range check below needs timegm, which has no year 0
+        raise InvalidEntry(f"{field} is outside 2000-2099 (UTC): {value!r}")
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise InvalidEntry(f"{field} is not a calendar date: {value!r}")
+    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     if m.group(9):
         offset = (int(m.group(10)) * 60 + int(m.group(11))) * 60
         seconds -= offset if m.group(9) == "+" else -offset
+    if not EARLIEST_TIME <= seconds < LATEST_TIME:
+        raise InvalidEntry(f"{field} is outside 2000-2099 (UTC): {value!r}")
     return seconds * 1_000_000 + micros
 
 
@@ -177,6 +191,18 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
+def _is_time(value: Any) -> bool:
+    return _is_number(value) and EARLIEST_TIME <= value < LATEST_TIME
+
+
+def _is_step(value: Any) -> bool:
+    return _is_integer(value) and 0 <= value <= MAX_STEP
+
+
+def _is_duration(value: Any) -> bool:
+    return _is_number(value) and 0 <= value < MAX_CHECKPOINT_SECONDS
+
+
 def validate_payload(payload: Any) -> None:
     """Raise InvalidEntry unless the reference library could process this payload."""
     if not isinstance(payload, dict):
@@ -189,6 +215,11 @@ def validate_payload(payload: Any) -> None:
             raise InvalidEntry(
                 f"jsonPayload.{key} must be a number of epoch seconds, got {payload[key]!r}"
             )
+        if key in payload and not _is_time(payload[key]):
+            raise InvalidEntry(
+                f"jsonPayload.{key} is {payload[key]!r}: not epoch seconds between 2000 and 2099 "
+                "(milliseconds, or a placeholder?)"
+            )
     if STEP_START_TIME in payload or STEP_COUNT in payload:
         if STEP_START_TIME not in payload:
             raise InvalidEntry("step entry has step_count but no step_start_time")
@@ -198,6 +229,8 @@ def validate_payload(payload: Any) -> None:
             raise InvalidEntry(
                 f"jsonPayload.step_count must be an integer, got {payload[STEP_COUNT]!r}"
             )
+        if not _is_step(payload[STEP_COUNT]):
+            raise InvalidEntry(f"jsonPayload.step_count is {payload[STEP_COUNT]!r}: outside 0..2^53")
     if any(key in payload for key in CUSTOM_BADPUT_TIME_KEYS):
         event_type = payload.get(CUSTOM_BADPUT_EVENT_TYPE)
         if not isinstance(event_type, str) or not event_type:
@@ -212,22 +245,25 @@ def validate_payload(payload: Any) -> None:
 
 def _validate_checkpoint(payload: Mapping[str, Any], event_type: str) -> None:
     step = payload.get("step")
-    if not _is_integer(step):
-        raise InvalidEntry(f"checkpoint {event_type} record needs an integer step, got {step!r}")
+    if not _is_step(step):
+        raise InvalidEntry(f"checkpoint {event_type} record needs an integer step in 0..2^53, got {step!r}")
     if not isinstance(payload.get("directory"), str):
         raise InvalidEntry(
             f"checkpoint {event_type} record needs a string directory, "
             f"got {payload.get('directory')!r}"
         )
     required = CHECKPOINT_REQUIRED_DURATION[event_type]
-    if not _is_number(payload.get(required)):
+    if not _is_duration(payload.get(required)):
         raise InvalidEntry(
-            f"checkpoint {event_type} record needs a number {required}, got {payload.get(required)!r}"
+            f"checkpoint {event_type} record needs {required} in seconds (0 up to 10^7), "
+            f"got {payload.get(required)!r}"
         )
     for key in CHECKPOINT_OPTIONAL_NUMBERS:
         value = payload.get(key)
-        if value is not None and not _is_number(value):
-            raise InvalidEntry(f"checkpoint {event_type} record: {key} must be a number, got {value!r}")
+        if value is not None and not _is_duration(value):
+            raise InvalidEntry(
+                f"checkpoint {event_type} record: {key} must be seconds (0 up to 10^7), got {value!r}"
+            )
 
 
 def payload_event_time(payload: Mapping[str, Any]) -> float | None:
@@ -295,6 +331,11 @@ def from_bare_payload(
     """
     validate_payload(payload)
     event_time = payload_event_time(payload)
+    if event_time is not None and not EARLIEST_TIME <= event_time < LATEST_TIME:
+        raise InvalidEntry(
+            f"bare payload's first *time* value {event_time!r} is not epoch seconds between 2000 and 2099: "
+            "it cannot give the entry its timestamp"
+        )
     if event_time is not None:
         timestamp_us = int(round(event_time * 1_000_000))
     elif previous_timestamp_us is not None:

@@ -21,7 +21,7 @@ import pytest
 from conftest import BIN, ROOT, dbt_build, query, run_cli
 from support.bq_emulator import running_emulator
 
-from goodput_loader.simulate import RunSpec, fleet, write_run
+from goodput_loader.simulate import RunSpec, fleet, log_entries, write_run
 
 PROJECT = "test-project"
 RAW = "goodput_raw"
@@ -319,3 +319,20 @@ def test_api_errors_become_actionable_messages():
     assert "quota" in quota.lower() and "--batch-size" in quota
     assert "--batch-size" in _explain(gexc.TooManyRequests("rateLimitExceeded"), "p.raw")
     assert "bq mk --dataset p:raw" in _explain(gexc.NotFound("Not found: Dataset p:raw"), "p.raw")
+
+
+def test_a_half_written_last_line_lands_once_complete_and_its_rejection_is_withdrawn(client, emulator, tmp_path):
+    """The sink deletes a withdrawn rejection in the batch's own transaction."""
+    dataset = "goodput_raw_resume"
+    client.create_dataset(dataset, exists_ok=True)
+    entries = [json.dumps(e) + "\n" for e in log_entries(RunSpec(name="half", start=1_795_000_000.0, steps=10), "proj")]
+    path = tmp_path / "half.ndjson"
+    path.write_text("".join(entries[:8]) + entries[8][:40])
+    args = ["load", "--bigquery", f"{PROJECT}.{dataset}", "--bigquery-endpoint", emulator, str(path)]
+    run_cli(*args)
+    rejected = bq_rows(client, f"select location, reason from {dataset}.rejected_entries")
+    assert [r["location"] for r in rejected] == [f"{path}:9"]
+    path.write_text("".join(entries))
+    run_cli(*args)
+    assert bq_rows(client, f"select count(*) as n from {dataset}.rejected_entries")[0]["n"] == 0
+    assert bq_rows(client, f"select count(*) as n from {dataset}.log_entries")[0]["n"] == len(entries)

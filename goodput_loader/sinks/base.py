@@ -45,6 +45,9 @@ class Batch:
     Entries come as ``LandedEntry`` objects, as an Arrow table already in
     ``columns.ENTRY_SCHEMA`` (the vectorised NDJSON screen), or both.
     ``bytes_read`` (files) is how far into the input the batch ends, for progress.
+    ``retract`` names locations whose earlier rejection no longer holds (a file's
+    last line rejected while half-written, read again): the sink deletes those
+    rejections before it writes the batch's own, in the same transaction.
     """
 
     entries: list[LandedEntry] = field(default_factory=list)
@@ -52,6 +55,7 @@ class Batch:
     cursor: Cursor | None = None
     bytes_read: int | None = None
     entry_table: pa.Table | None = None
+    retract: list[str] = field(default_factory=list)
 
     @property
     def entry_count(self) -> int:

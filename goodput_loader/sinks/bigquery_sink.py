@@ -172,6 +172,11 @@ class BigQuerySink:
         try:
             before = self._count_entries()
             statements = []
+            if batch.retract:
+                locations = ", ".join(_literal(location) for location in batch.retract)
+                statements.append(f"""
+                    delete from `{self.spec}.rejected_entries`
+                    where source = {_literal(source)} and location in ({locations});""")
             if entries or rejections:
                 staging = self._stage(entries, rejections, source, now)
                 statements.append(f"""

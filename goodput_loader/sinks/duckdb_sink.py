@@ -176,6 +176,11 @@ class DuckDBSink:
                            and e.insert_id = b.insert_id""",
                     [source, now, span["min"].as_py(), span["max"].as_py()],
                 ).fetchone()[0]
+            if batch.retract:
+                con.execute(
+                    f"delete from {RAW_SCHEMA}.rejected_entries where source = ? and list_contains(?, location)",
+                    [source, batch.retract],
+                )
             if rejections:
                 rejected_batch = _rejections_table(rejections)  # noqa: F841
                 con.execute(

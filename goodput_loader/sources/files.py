@@ -9,26 +9,30 @@ Accepted, gzip or not (detected from the magic bytes, not the name):
   their run is named by ``--run``.
 
 Every line or element either becomes a ``LandedEntry`` or a ``Rejection`` that
-names the file and line, so nothing is dropped silently. The reader yields
-batches with a cursor (records consumed, file fingerprint) that commits with
-them; a re-run skips what committed if the file is the same or has grown.
+names the file and line, so nothing is dropped silently: a line that is not
+UTF-8 is rejected alone, a gzip stream that is cut short or followed by other
+bytes gives up every line it holds first. The reader yields batches with a
+cursor that commits with them (see ``FileState``): an unchanged file costs a
+stat, a grown NDJSON file resumes after the last complete line it landed once
+the bytes before it are proven unchanged, and any other change is read again
+from the start (deduplication keeps that idempotent).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from goodput_loader.entries import (
     InvalidEntry,
@@ -44,7 +48,7 @@ from goodput_loader.sinks.base import Batch, Cursor
 from goodput_loader.sources.vectorized import Screen
 
 GZIP_MAGIC = b"\x1f\x8b"
-FINGERPRINT_BYTES = 1 << 20
+UTF8_BOM = b"\xef\xbb\xbf"
 _CHUNK_CHARS = 1 << 20
 _BLOCK_BYTES = 16 << 20
 _PIECE_BYTES = 64 << 10
@@ -68,45 +72,138 @@ def source_key(path: Path) -> str:
     return f"file:{path.resolve()}"
 
 
-def fingerprint(path: Path, length: int | None = None) -> str:
-    """``"<n>:<sha256 of the first n bytes>"``, n at most 1 MiB.
+@dataclass(frozen=True)
+class FileState:
+    """What a cursor remembers of a file, stored as JSON in ``load_state.fingerprint``.
 
-    A cursor keeps the fingerprint of the file as it was; the same n bytes of
-    the file now hash the same if the file has only grown since (appended
-    NDJSON lines, appended gzip members), so the load resumes after them.
+    ``size``/``mtime_ns`` are the file's stat when it was read: the same stat
+    means nothing new, so the file is not opened at all. ``consumed`` bytes
+    (after gunzip; for a JSON array, the whole raw file) hash to ``sha256``:
+    an NDJSON file resumes after them only if they are unchanged, so a file
+    rewritten anywhere before the cursor is read again whole. ``lines`` is
+    where line numbers continue. ``tail`` says a last line without its newline
+    was read (landed or rejected) but not consumed: it is read again with what
+    follows, and its old rejection is withdrawn if it now lands.
     """
-    size = path.stat().st_size
-    n = min(size, FINGERPRINT_BYTES) if length is None else length
-    if n > size:
-        return f"{n}:shorter"
+
+    kind: str  # "lines" (NDJSON) or "whole" (a JSON array)
+    consumed: int
+    lines: int
+    sha256: str
+    size: int
+    mtime_ns: int
+    complete: bool = False  # read to the end (a cursor of a load stopped half-way is not)
+    tail: bool = False
+
+    def dumps(self) -> str:
+        return json.dumps({"v": 2, **asdict(self)}, separators=(",", ":"))
+
+    @classmethod
+    def loads(cls, text: str | None) -> FileState | None:
+        """The state in a cursor, or None for none or an older format (read the file again)."""
+        try:
+            data = json.loads(text) if text else None
+            if not isinstance(data, dict) or data.pop("v", None) != 2:
+                return None
+            return cls(**data)
+        except (ValueError, TypeError):
+            return None
+
+
+def _hash_prefix(stream: IO[bytes], length: int) -> tuple[hashlib._Hash, int]:
+    """The sha256 of the next ``length`` bytes of ``stream``, and how many there were."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        digest.update(fh.read(n))
-    return f"{n}:{digest.hexdigest()}"
+    left = length
+    while left > 0:
+        piece = stream.read(min(left, _PIECE_BYTES * 16))
+        if not piece:
+            break
+        digest.update(piece)
+        left -= len(piece)
+    return digest, length - left
 
 
-def _same_head(path: Path, stored: str | None) -> bool:
-    if not stored or ":" not in stored:
-        return False
-    length = stored.split(":", 1)[0]
-    return length.isdigit() and fingerprint(path, int(length)) == stored
+class _Stream(io.RawIOBase):
+    """The file's bytes, gunzipped member by member if it starts with the gzip magic.
 
-
-class _CountingReader(io.RawIOBase):
-    """Counts bytes read from disk (compressed bytes for gzip), for progress."""
+    Python's gzip module raises on a damaged stream and loses what it had
+    decompressed but not yet returned. This stream never raises for one: it
+    returns every byte it could decompress, then ends, and ``problem`` says
+    what was wrong (a member cut short, corrupt data, trailing bytes that are
+    not gzip). ``raw_count`` counts the bytes read from disk, for progress.
+    """
 
     def __init__(self, raw: IO[bytes]):
         super().__init__()
         self.raw = raw
-        self.count = 0
+        self.raw_count = 0
+        self.problem: str | None = None
+        self.gzipped = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        self._members = 0
+        self._decompressor: Any = None
+        self._input = b""
+        self._output = b""
+        self._eof = False
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
-        self.count += n or 0
+    def _read_raw(self) -> bytes:
+        piece = self.raw.read(_PIECE_BYTES)
+        self.raw_count += len(piece)
+        return piece
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.gzipped:
+            n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+            self.raw_count += n or 0
+            return n
+        while not self._output and not self._eof:
+            self._inflate()
+        n = min(len(buffer), len(self._output))
+        buffer[:n] = self._output[:n]
+        self._output = self._output[n:]
         return n
+
+    def _end(self, problem: str | None) -> None:
+        self.problem, self._eof = problem, True
+        while self._read_raw():  # count the rest as read, for progress
+            pass
+
+    def _inflate(self) -> None:
+        if self._decompressor is None:  # between members
+            while len(self._input) < 2:
+                more = self._read_raw()
+                if not more:
+                    break
+                self._input += more
+            if not self._input:
+                self._eof = True
+                return
+            if self._input[:2] != GZIP_MAGIC:
+                ignored = len(self._input) + sum(len(p) for p in iter(self._read_raw, b""))
+                self._end(f"{ignored:,} bytes after the end of the gzip data are not gzip and were ignored; "
+                          "every line of the gzip data before them was loaded")
+                return
+            self._decompressor = zlib.decompressobj(wbits=31)
+            self._members += 1
+        inflater = self._decompressor
+        data = inflater.unconsumed_tail or self._input or self._read_raw()
+        self._input = b""
+        if not data:
+            self._output = inflater.flush()
+            self._end("the gzip data is cut short (the file ends inside a gzip member); "
+                      "every complete line before the cut was loaded")
+            return
+        try:
+            self._output = inflater.decompress(data, _PIECE_BYTES * 16)
+        except zlib.error as exc:
+            self._end(f"corrupt gzip data ({exc}); every complete line before it was loaded, "
+                      "nothing after it could be read")
+            return
+        if inflater.eof:
+            self._input, self._decompressor = inflater.unused_data, None
 
     def close(self) -> None:
         self.raw.close()
@@ -122,53 +219,59 @@ class FileReader:
         if not self.path.is_file():
             raise SourceError(f"{self.path}: no such file")
         self.key = source_key(self.path)
-        self.size = self.path.stat().st_size
-        self.fingerprint = fingerprint(self.path)
-        self.skip = 0
+        stat = self.path.stat()
+        self.size, self.mtime_ns = stat.st_size, stat.st_mtime_ns
+        self.cursor = None if options.rescan else cursor
+        self.before = FileState.loads(self.cursor.fingerprint) if self.cursor else None
+        # Read to the end last time and not touched since: nothing to read.
+        self.unchanged = (
+            self.before is not None
+            and self.before.complete
+            and (self.before.size, self.before.mtime_ns) == (self.size, self.mtime_ns)
+        )
         self.previous_timestamp_us: int | None = None
-        if cursor is not None and not options.rescan and _same_head(self.path, cursor.fingerprint):
-            # Same head (the file is the same or has grown): skip committed records.
-            self.skip = cursor.offset or 0
-            self.previous_timestamp_us = cursor.timestamp_us
-        self.shape = "unknown"
-        self._counter: _CountingReader | None = None
+        self.shape = "unchanged" if self.unchanged else "unknown"
+        self._stream: _Stream | None = None
 
     # -- opening ---------------------------------------------------------
     def _open_binary(self) -> IO[bytes]:
         """The file's bytes, gunzipped if it starts with the gzip magic; counts what it reads."""
-        raw = open(self.path, "rb")
-        head = raw.read(2)
-        raw.seek(0)
-        self._counter = _CountingReader(raw)
-        if head == GZIP_MAGIC:
-            return io.BufferedReader(gzip.GzipFile(fileobj=self._counter, mode="rb"))  # type: ignore[arg-type]
-        return io.BufferedReader(self._counter)
-
-    def _open_text(self) -> IO[str]:
-        return io.TextIOWrapper(self._open_binary(), encoding="utf-8", errors="strict", newline="\n")
+        self._stream = _Stream(open(self.path, "rb"))
+        return io.BufferedReader(self._stream)  # type: ignore[arg-type]
 
     @property
     def bytes_read(self) -> int:
-        return self._counter.count if self._counter else 0
+        return self._stream.raw_count if self._stream else 0
 
     def _first_byte(self) -> bytes:
-        """The first byte that is not ASCII whitespace (b"" for a blank file); decides the shape."""
+        """The first byte that is not a BOM or ASCII whitespace (b"" if none); decides the shape."""
         with self._open_binary() as binary:
+            start = True
             while True:
                 block = binary.read(1 << 16)
                 if not block:
                     return b""
-                stripped = block.lstrip()
+                stripped = (block.removeprefix(UTF8_BOM) if start else block).lstrip()
+                start = False
                 if stripped:
                     return stripped[:1]
 
     # -- batches ---------------------------------------------------------
     def batches(self) -> Iterator[Batch]:
-        """Yield batches; the last one carries the final cursor even if empty."""
+        """Yield batches; the last one carries the final cursor even if empty.
+
+        An unchanged file yields nothing: it costs the stat done when the
+        reader was made.
+        """
+        if self.unchanged:
+            return
         try:
             first = self._first_byte()
-        except (EOFError, zlib.error, gzip.BadGzipFile):
-            first = b"{"  # let the NDJSON reader report the corrupt stream where it is
+        except OSError as exc:  # unreadable (permissions, a FIFO gone): this file only
+            self.shape = "unreadable"
+            yield Batch(rejections=[Rejection(f"{self.path}:unreadable", f"cannot read the file: {exc.strerror or exc}; "
+                                              "the other files were loaded", "")])
+            return
         if first == b"[":
             yield from self._array_batches()
         else:
@@ -177,56 +280,60 @@ class FileReader:
     def _empty_file(self) -> Rejection:
         return Rejection(f"{self.path}:0", "empty file: it holds no log entries", "")
 
-    def _array_batches(self) -> Iterator[Batch]:
-        """A gcloud JSON array, element by element through the per-entry path."""
-        batch = Batch()
-        record_no = 0
-        try:
-            with self._open_text() as text:
-                prefix = self._read_prefix(text)
-                for record_no, item in enumerate(self._json_array(text, prefix), start=1):
-                    if record_no <= self.skip:
-                        continue
-                    if isinstance(item, LandedEntry):
-                        batch.entries.append(item)
-                        self.previous_timestamp_us = item.timestamp_us
-                    else:
-                        batch.rejections.append(item)
-                    if len(batch) >= self.options.batch_size:
-                        batch.cursor = self._cursor(record_no)
-                        batch.bytes_read = self.bytes_read
-                        yield batch
-                        batch = Batch()
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            batch.rejections.append(self._corrupt_gzip(record_no, exc))
-        except UnicodeDecodeError as exc:
-            batch.rejections.append(self._not_utf8(record_no, exc))
-        batch.cursor = self._cursor(max(record_no, self.skip))
-        batch.bytes_read = self.bytes_read
-        yield batch
+    def _stream_problem(self, line_no: int) -> list[Rejection]:
+        """The gzip stream's damage, if any, as one rejection placed after the last line read."""
+        problem = self._stream.problem if self._stream else None
+        return [Rejection(f"{self.path}:after-line-{line_no}", problem, "")] if problem else []
 
-    def _corrupt_gzip(self, record_no: int, exc: Exception) -> Rejection:
-        return Rejection(
-            f"{self.path}:after-record-{record_no}",
-            f"truncated or corrupt gzip stream after record {record_no}: {exc}; "
-            "the records before it were loaded, nothing after it could be read",
-            "",
-        )
+    def _state(self, kind: str, consumed: int, lines: int, sha256: str, *, complete: bool,
+               tail: bool = False) -> FileState:
+        return FileState(kind, consumed, lines, sha256, self.size, self.mtime_ns, complete, tail)
 
-    def _not_utf8(self, record_no: int, exc: UnicodeDecodeError) -> Rejection:
-        return Rejection(
-            f"{self.path}:after-record-{record_no}",
-            f"file is not UTF-8 text after record {record_no}: {exc}",
-            "",
-        )
-
-    def _cursor(self, offset: int) -> Cursor:
+    def _cursor(self, records: int, state: FileState) -> Cursor:
         return Cursor(
             source_key=self.key,
             timestamp_us=self.previous_timestamp_us,
-            offset=offset,
-            fingerprint=self.fingerprint,
+            offset=records,
+            fingerprint=state.dumps(),
         )
+
+    def _array_batches(self) -> Iterator[Batch]:
+        """A gcloud JSON array, element by element through the per-entry path.
+
+        An array is read whole: it cannot grow (its last byte is ``]``). After
+        a load stopped half-way, the same file skips the elements committed.
+        """
+        self.shape = "json_array"
+        with open(self.path, "rb") as raw:
+            digest, _ = _hash_prefix(raw, self.size)
+        sha256 = digest.hexdigest()
+        skip = 0
+        if self.before is not None and self.before.kind == "whole" and self.before.sha256 == sha256:
+            skip = (self.cursor.offset or 0) if self.cursor else 0
+            self.previous_timestamp_us = self.cursor.timestamp_us if self.cursor else None
+        state = self._state("whole", self.size, 0, sha256, complete=False)
+        batch = Batch()
+        record_no = 0
+        with io.TextIOWrapper(self._open_binary(), encoding="utf-8-sig", errors="surrogateescape",
+                              newline="\n") as text:
+            prefix = self._read_prefix(text)
+            for record_no, item in enumerate(self._json_array(text, prefix), start=1):
+                if record_no <= skip:
+                    continue
+                if isinstance(item, LandedEntry):
+                    batch.entries.append(item)
+                    self.previous_timestamp_us = item.timestamp_us
+                else:
+                    batch.rejections.append(item)
+                if len(batch) >= self.options.batch_size:
+                    batch.cursor = self._cursor(record_no, state)
+                    batch.bytes_read = self.bytes_read
+                    yield batch
+                    batch = Batch()
+            batch.rejections.extend(self._stream_problem(self._array_line_no))
+        batch.cursor = self._cursor(max(record_no, skip), replace(state, complete=True))
+        batch.bytes_read = self.bytes_read
+        yield batch
 
     @staticmethod
     def _read_prefix(text: IO[str]) -> str:
@@ -244,110 +351,175 @@ class FileReader:
         return prefix
 
     # -- NDJSON ----------------------------------------------------------
-    def _blocks(self) -> Iterator[tuple[bytes, Exception | None]]:
-        """Whole lines of the file, about _BLOCK_BYTES at a time (the last may lack its newline).
-
-        Reads in small pieces so that a gzip error loses at most one piece:
-        the lines before it come first, paired with the error, and end the stream.
-        """
+    @staticmethod
+    def _blocks(binary: IO[bytes]) -> Iterator[bytes]:
+        """Whole lines of the file, about _BLOCK_BYTES at a time; the last block may end without a newline."""
         carry = b""
-        with self._open_binary() as binary:
-            while True:
-                pieces = [carry]
-                size = len(carry)
-                error: Exception | None = None
-                eof = False
-                while size < _BLOCK_BYTES or b"\n" not in pieces[-1]:
-                    try:
-                        piece = binary.read(_PIECE_BYTES)
-                    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                        error = exc
-                        break
-                    if not piece:
-                        eof = True
-                        break
-                    pieces.append(piece)
-                    size += len(piece)
-                data = b"".join(pieces)
-                if error is not None:
-                    yield data[: data.rfind(b"\n") + 1], error
+        while True:
+            pieces = [carry]
+            size = len(carry)
+            while size < _BLOCK_BYTES or b"\n" not in pieces[-1]:
+                piece = binary.read(_PIECE_BYTES)
+                if not piece:
+                    data = b"".join(pieces)
+                    if data:
+                        yield data
                     return
-                if eof and size == len(carry):
-                    if carry:
-                        yield carry, None
-                    return
-                cut = data.rfind(b"\n") + 1
-                if cut:
-                    yield data[:cut], None
-                carry = data[cut:]
+                pieces.append(piece)
+                size += len(piece)
+            data = b"".join(pieces)
+            cut = data.rfind(b"\n") + 1
+            yield data[:cut]
+            carry = data[cut:]
+
+    def _resume(self, binary: IO[bytes]) -> IO[bytes]:
+        """Continue after the lines a cursor consumed, if they are unchanged; else start again.
+
+        The consumed bytes are hashed again (a read, no parse): a file changed
+        anywhere before the cursor is read again whole, never resumed past an
+        entry it did not land. Deduplication makes reading it again free of
+        duplicates.
+        """
+        before = self.before
+        if before is None or before.kind != "lines" or self.cursor is None:
+            return binary
+        digest, length = _hash_prefix(binary, before.consumed)
+        if length != before.consumed or digest.hexdigest() != before.sha256:
+            binary.close()
+            return self._open_binary()
+        self._digest, self._consumed = digest, length
+        self._line_no, self._records = before.lines, self.cursor.offset or 0
+        self.previous_timestamp_us = self.cursor.timestamp_us
+        if before.tail:  # the last line had no newline: its rejection, if any, is decided again
+            self._retract.append(f"{self.path}:{before.lines + 1}")
+        return binary
 
     def _ndjson_batches(self) -> Iterator[Batch]:
         """NDJSON through the vectorised screen; what it cannot vouch for, line by line."""
         self.shape = "ndjson"
         screen = Screen()
+        self._digest, self._consumed = hashlib.sha256(), 0
         self._records = 0
         self._line_no = 0
-        failure: Exception | None = None  # what ended the stream early: gzip or UTF-8
+        self._retract: list[str] = []
+        self._undecodable: dict[int, Rejection] = {}  # line number -> its rejection
         pending = pa.chunked_array([], pa.large_string())  # lines not yet batched (slices, never copied)
         size = self.options.batch_size
+        tail = b""
+        binary = self._resume(self._open_binary())
+        resumed = self._consumed > 0
         try:
-            for data, error in self._blocks():
-                try:
-                    data.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    data, failure = data[: data.rfind(b"\n", 0, exc.start) + 1], exc
-                else:
-                    failure = error
+            for data in self._blocks(binary):
+                if self._consumed == 0 and data.startswith(UTF8_BOM):
+                    self._digest.update(UTF8_BOM)
+                    self._consumed, data = len(UTF8_BOM), data[len(UTF8_BOM):]
+                if not data.endswith(b"\n"):  # the last line of the file, without its newline
+                    cut = data.rfind(b"\n") + 1
+                    data, tail = data[:cut], data[cut:]
                 if data:
+                    self._find_undecodable(data, self._line_no + len(pending) + 1)
                     pending = pa.chunked_array([*pending.chunks, _split_lines(data)])
-                while len(pending) >= size or (failure is not None and len(pending)):
+                while len(pending) >= size:
                     lines, pending = pending.slice(0, size), pending.slice(size)
                     batch = self._ndjson_batch(screen, lines)
-                    if len(batch):
+                    if len(batch) or batch.retract:
                         yield batch
-                if failure is not None:
-                    break
-            if len(pending):
-                batch = self._ndjson_batch(screen, pending)
-                if len(batch):
-                    yield batch
+            batch = self._ndjson_batch(screen, pending) if len(pending) else Batch()
+            last = self._tail(tail)
+            if isinstance(last, LandedEntry):
+                batch.entries.append(last)
+            elif last is not None:
+                batch.rejections.append(last)
+            batch.rejections.extend(self._stream_problem(self._line_no))
+            batch.retract.extend(self._retract)
+            self._retract.clear()
         finally:
             screen.close()
-        batch = Batch()
-        if isinstance(failure, UnicodeDecodeError):
-            batch.rejections.append(self._not_utf8(self._records, failure))
-        elif failure is not None:
-            batch.rejections.append(self._corrupt_gzip(self._records, failure))
-        elif self._records == 0 and self.skip == 0:
+            binary.close()
+        if self._records == 0 and not resumed and not tail and not len(batch.rejections):
             self.shape = "empty"
             batch.rejections.append(self._empty_file())
-        batch.cursor = self._cursor(max(self._records, self.skip))
+        state = self._state("lines", self._consumed, self._line_no, self._digest.hexdigest(),
+                            complete=True, tail=bool(tail))
+        batch.cursor = self._cursor(self._records, state)
         batch.bytes_read = self.bytes_read
         yield batch
+
+    def _find_undecodable(self, data: bytes, first_line_no: int) -> None:
+        """Note each line of ``data`` that is not UTF-8: it is rejected alone, the others are read."""
+        start = 0
+        while True:
+            try:
+                data[start:].decode("utf-8")
+                return
+            except UnicodeDecodeError as exc:
+                bad = start + exc.start
+                line_start = data.rfind(b"\n", 0, bad) + 1
+                line_end = data.find(b"\n", bad)
+                line_end = len(data) if line_end < 0 else line_end
+                line_no = first_line_no + data.count(b"\n", 0, line_start)
+                line = data[line_start:line_end]
+                self._undecodable[line_no] = Rejection(
+                    f"{self.path}:{line_no}",
+                    f"line is not UTF-8 text (byte 0x{data[bad]:02x} at column {bad - line_start + 1}); "
+                    "export the log as UTF-8",
+                    truncate_raw(line.decode("utf-8", "replace")),
+                )
+                start = line_end
+
+    def _tail(self, tail: bytes) -> LandedEntry | Rejection | None:
+        """The file's last line, which has no newline: landed if whole, else rejected.
+
+        Either way it is not consumed: the next load reads it again with
+        whatever the writer appended, so a line caught half-written lands
+        once it is complete (its rejection is then withdrawn).
+        """
+        if not tail.strip():
+            return None
+        line_no = self._line_no + 1
+        location = f"{self.path}:{line_no}"
+        try:
+            text = tail.decode("utf-8")
+        except UnicodeDecodeError:
+            self._find_undecodable(tail, line_no)
+            return self._undecodable.pop(line_no)
+        previous = self.previous_timestamp_us
+        item = self._ndjson_record(text, line_no)
+        self.previous_timestamp_us = previous  # the cursor stays before this line
+        if isinstance(item, LandedEntry):
+            return item
+        return Rejection(location, f"last line, which has no newline (the file may still be being written; "
+                                   f"it is read again when the file grows): {item.reason}", item.raw)
 
     def _ndjson_batch(self, screen: Screen, lines: pa.ChunkedArray) -> Batch:
         """One batch of lines: screened rows, then the others in line order through entries.py."""
         first_line_no = self._line_no + 1
         self._line_no += len(lines)
+        for view in _line_bytes(lines):
+            self._digest.update(view)
+            self._consumed += len(view)
+        undecodable = [n for n in self._undecodable if first_line_no <= n <= self._line_no]
+        rejections = [self._undecodable.pop(n) for n in sorted(undecodable)]
+        if rejections:  # the screen and the per-entry path see a blank line in their place
+            mask = np.zeros(len(lines), dtype=bool)
+            mask[np.array(undecodable) - first_line_no] = True
+            lines = pc.if_else(pa.array(mask), pa.scalar("\n", pa.large_string()), lines)
         screened = screen.run(lines, first_line_no)
         accepted = screened.accepted
         texts = {i: lines[i].as_py() for i in screened.others}
         is_record = np.ones(len(lines), dtype=bool)
         for i, text in texts.items():
             is_record[i] = bool(text.strip())
-        record_nos = self._records + np.cumsum(is_record)
-        self._records = int(record_nos[-1]) if len(lines) else self._records
+        self._records += int(is_record.sum())
         kept_lines = accepted.column("line_no").to_numpy() if accepted.num_rows else np.empty(0, np.int64)
-        if self.skip and record_nos[0] <= self.skip:
-            keep = record_nos[kept_lines - first_line_no] > self.skip
-            accepted = accepted.filter(pa.array(keep))
-            kept_lines = kept_lines[keep]
         kept_ts = accepted.column("timestamp_us").to_numpy() if accepted.num_rows else np.empty(0, np.int64)
 
-        batch = Batch(entry_table=accepted.drop_columns(["line_no"]))
+        batch = Batch(entry_table=accepted.drop_columns(["line_no"]), rejections=rejections)
+        if self._retract:
+            batch.retract, self._retract = self._retract, []
         last_python: tuple[int, int] | None = None  # (line_no, timestamp_us) of the latest accepted here
         for i, text in texts.items():
-            if not is_record[i] or record_nos[i] <= self.skip:
+            if not is_record[i]:
                 continue
             line_no = first_line_no + i
             before = int(np.searchsorted(kept_lines, line_no)) - 1
@@ -365,7 +537,8 @@ class FileReader:
             self.previous_timestamp_us = int(kept_ts[-1])
         elif last_python is not None:
             self.previous_timestamp_us = last_python[1]
-        batch.cursor = self._cursor(max(self._records, self.skip))
+        state = self._state("lines", self._consumed, self._line_no, self._digest.hexdigest(), complete=False)
+        batch.cursor = self._cursor(self._records, state)
         batch.bytes_read = self.bytes_read
         return batch
 
@@ -379,6 +552,11 @@ class FileReader:
 
     # -- JSON array (gcloud --format=json) --------------------------------
     def _json_array(self, text: IO[str], prefix: str) -> Iterator[LandedEntry | Rejection]:
+        """The array's elements in order; ``self._array_line_no`` is the line reached.
+
+        ``text`` decodes with surrogateescape, so bytes that are not UTF-8 reject
+        the element holding them instead of ending the file.
+        """
         self.shape = "json_array"
         decoder = json.JSONDecoder()
         buf = prefix
@@ -397,53 +575,67 @@ class FileReader:
             pos = 0
             return True
 
-        while True:
-            # Skip separators.
+        try:
             while True:
-                while pos < len(buf) and buf[pos] in " \t\r\n,":
-                    if buf[pos] == "\n":
-                        line_no += 1
-                    pos += 1
-                if pos < len(buf) or not more():
-                    break
-            if pos >= len(buf):
-                yield Rejection(f"{self.path}:{line_no}", "JSON array is not closed with ]: the file looks truncated", "")
-                return
-            if buf[pos] == "]":
-                return
-            element += 1
-            location = f"{self.path}:{line_no}"
-            while True:
-                try:
-                    obj, end = decoder.raw_decode(buf, pos)
-                    # A scalar cut at the buffer's end could parse; make sure it ended.
-                    if end >= len(buf) and not eof and more():
-                        continue
-                    break
-                except json.JSONDecodeError as exc:
-                    if not eof and len(buf) - pos < _MAX_ELEMENT_CHARS and more():
-                        continue
-                    # Malformed element: reject it and resynchronise at the next element.
-                    match = _ELEMENT_START_RE.search(buf, max(exc.pos, pos + 1))
-                    stop = match.start() + 1 if match else len(buf)
-                    bad = buf[pos:stop]
-                    tail = "" if match else "; the rest of the file could not be read"
-                    yield Rejection(location, f"invalid JSON in array element {element}: {exc.msg}{tail}", truncate_raw(bad))
-                    line_no += bad.count("\n")
-                    pos = stop
-                    if not match:
-                        while more():
-                            pos = len(buf)
-                        return
-                    obj = None
-                    break
-            if obj is None:
-                continue
-            raw = buf[pos:end]
-            line_no_start = line_no
-            line_no += raw.count("\n")
-            pos = end
-            yield self._convert(obj, location, line_no_start, raw)
+                # Skip separators.
+                while True:
+                    while pos < len(buf) and buf[pos] in " \t\r\n,":
+                        if buf[pos] == "\n":
+                            line_no += 1
+                        pos += 1
+                    if pos < len(buf) or not more():
+                        break
+                if pos >= len(buf):
+                    yield Rejection(f"{self.path}:{line_no}", "JSON array is not closed with ]: the file looks truncated", "")
+                    return
+                if buf[pos] == "]":
+                    return
+                element += 1
+                location = f"{self.path}:{line_no}"
+                while True:
+                    try:
+                        obj, end = decoder.raw_decode(buf, pos)
+                        # A scalar cut at the buffer's end could parse; make sure it ended.
+                        if end >= len(buf) and not eof and more():
+                            continue
+                        break
+                    except (json.JSONDecodeError, RecursionError) as exc:
+                        if isinstance(exc, json.JSONDecodeError):
+                            if not eof and len(buf) - pos < _MAX_ELEMENT_CHARS and more():
+                                continue
+                            message, at = exc.msg, exc.pos
+                        else:
+                            message, at = "nested too deeply to be a log entry", pos
+                        # Malformed element: reject it and resynchronise at the next element.
+                        match = _ELEMENT_START_RE.search(buf, max(at, pos + 1))
+                        while match is None and not eof and len(buf) - pos < _MAX_ELEMENT_CHARS and more():
+                            match = _ELEMENT_START_RE.search(buf, pos + 1)
+                        stop = match.start() + 1 if match else len(buf)
+                        bad = buf[pos:stop]
+                        tail = "" if match else "; the rest of the file could not be read"
+                        yield Rejection(location, f"invalid JSON in array element {element}: {message}{tail}",
+                                        truncate_raw(_printable(bad)))
+                        line_no += bad.count("\n")
+                        pos = stop
+                        if not match:
+                            while more():
+                                pos = len(buf)
+                            return
+                        obj = None
+                        break
+                if obj is None:
+                    continue
+                raw = buf[pos:end]
+                line_no_start = line_no
+                line_no += raw.count("\n")
+                pos = end
+                if _printable(raw) != raw:
+                    yield Rejection(location, f"array element {element} is not UTF-8 text; export the log as UTF-8",
+                                    truncate_raw(_printable(raw)))
+                    continue
+                yield self._convert(obj, location, line_no_start, raw)
+        finally:
+            self._array_line_no = line_no
 
     # -- shared ----------------------------------------------------------
     def _convert(self, obj: object, location: str, line_no: int, raw: str) -> LandedEntry | Rejection:
@@ -467,6 +659,25 @@ class FileReader:
             )
         except InvalidEntry as exc:
             return Rejection(location, str(exc), truncate_raw(raw.rstrip("\n")))
+
+
+def _printable(text: str) -> str:
+    """``text`` with the bytes that were not UTF-8 (surrogate escapes) shown as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _line_bytes(lines: pa.ChunkedArray) -> Iterator[memoryview]:
+    """The bytes of ``lines`` as they were in the file, one view per chunk (no copy)."""
+    for chunk in lines.chunks:
+        data = chunk.buffers()[2]
+        if not len(chunk) or data is None:
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64, count=len(chunk) + 1, offset=chunk.offset * 8)
+        yield memoryview(data)[int(offsets[0]):int(offsets[-1])]
 
 
 def _split_lines(data: bytes) -> pa.LargeStringArray:

@@ -61,12 +61,16 @@ _LAX_JSON = "|".join(
         *(rf'"{key}"\s*:.*"{key}"\s*:' for key in _ENVELOPE),
     ]
 )
-_TIMESTAMP = r'"\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z"'
+# Conservative forms of entries.py's ranges (EARLIEST_TIME.., MAX_STEP, MAX_CHECKPOINT_SECONDS):
+# years 2000-2099, times of ten digits from 1e9 to 4e9 (2001-2096), steps of at most 15 digits,
+# durations below 10^7 s. Anything else is left to the per-entry path, which applies the exact range.
+_TIMESTAMP = r'"20\d\d-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z"'
 _PLAIN_STRING = r'"[^"\\]*"'
 _INSERT_ID = r'"[^"\\]+"'
 _SEVERITY = r'"[A-Za-z]*"'
-_INTEGRAL = r"-?\d{1,18}(\.0+)?"
-_NUMBER = r"-?\d"
+_STEP = r"\d{1,15}(\.0+)?"
+_TIME = r"[1-3]\d{9}(\.\d+)?"
+_DURATION = r"\d{1,7}(\.\d+)?"
 _NON_EMPTY_STRING = r'"[^"\\]+"'
 
 
@@ -78,6 +82,12 @@ def _has(key: str) -> str:
 def _value_is(key: str, pattern: str) -> str:
     """Whether ``key``'s value in the compact payload text starts with ``pattern``."""
     return f"""regexp_matches(payload, '"{key}":({pattern})[,}}]')"""
+
+
+def _every_value_is(keys: tuple[str, ...], pattern: str) -> str:
+    """Whether every one of ``keys`` present in the compact payload text has a value matching ``pattern``."""
+    key = f'"({_alternatives(keys)})":'
+    return f"""(len(regexp_extract_all(payload, '{key}')) = len(regexp_extract_all(payload, '{key}({pattern})[,}}]')))"""
 
 
 def _alternatives(keys: tuple[str, ...] | list[str]) -> str:
@@ -96,17 +106,17 @@ def _payload_ok() -> str:
         required = CHECKPOINT_REQUIRED_DURATION[event_type]
         checkpoint.append(
             f"""(regexp_matches(payload, '"event_type":"{event_type}"[,}}]')
-                and {_value_is('step', _INTEGRAL)}
+                and {_value_is('step', _STEP)}
                 and {_value_is('directory', _PLAIN_STRING)}
-                and regexp_matches(payload, '"{required}":{_NUMBER}')
-                and not regexp_matches(payload, '"({_alternatives(CHECKPOINT_OPTIONAL_NUMBERS)})":[^-0-9n]'))"""
+                and {_value_is(required, _DURATION)}
+                and {_every_value_is(CHECKPOINT_OPTIONAL_NUMBERS, _DURATION + "|null")})"""
         )
     job_name_ok = _value_is(JOB_NAME, _PLAIN_STRING + "|null")
     return f"""
-        not regexp_matches(payload, '"({_alternatives(TIME_KEYS)})":[^-0-9]')
+        {_every_value_is(TIME_KEYS, _TIME)}
         and (not {_has(JOB_NAME)} or {job_name_ok})
         and {_has(STEP_START_TIME)} = {_has(STEP_COUNT)}
-        and (not {_has(STEP_COUNT)} or {_value_is(STEP_COUNT, _INTEGRAL)})
+        and (not {_has(STEP_COUNT)} or {_value_is(STEP_COUNT, _STEP)})
         and (not ({' or '.join(_has(k) for k in CUSTOM_BADPUT_TIME_KEYS)})
              or {_value_is(CUSTOM_BADPUT_EVENT_TYPE, _NON_EMPTY_STRING)})
         and (not {_has('event_type')}
@@ -130,10 +140,10 @@ def _common_entry() -> str:
     JSON text here can hold.
     """
     lone_times = [k for k in TIME_KEYS if k != STEP_START_TIME and k not in CUSTOM_BADPUT_TIME_KEYS]
-    number = f"{_NUMBER}[^,}}]*"
+    number = _TIME
     payload = (
         f"""[{{]"{JOB_NAME}":{_PLAIN_STRING},("({_alternatives(lone_times)})":{number}"""
-        f"""|"{STEP_COUNT}":{_INTEGRAL},"{STEP_START_TIME}":{number})[}}]"""
+        f"""|"{STEP_COUNT}":{_STEP},"{STEP_START_TIME}":{number})[}}]"""
     )
     texts = ", chr(10), ".join(["insert_id_text", "timestamp_text", "receive_text", "severity_text", "payload"])
     pattern = r"\n".join([_INSERT_ID, _TIMESTAMP, f"({_TIMESTAMP}|null)?", f"({_SEVERITY})?", payload])
