@@ -102,6 +102,9 @@ def main(ctx: click.Context, verbose: bool) -> None:
               "Default: now minus --settle.")
 @click.option("--settle", type=float, default=120.0, show_default=True,
               help="--from-logging: seconds to stay behind now, so late-committed entries are never skipped.")
+@click.option("--reread", type=click.FloatRange(0), default=600.0, show_default=True,
+              help="--from-logging: seconds before the cursor to read again on every load, so entries "
+              "that became readable late still land (duplicates are dropped; 0 turns it off).")
 @click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
               help="--from-logging: entries per entries.list call.")
 @click.option("--requests-per-minute", type=float, default=60.0, show_default=True,
@@ -126,7 +129,8 @@ def main(ctx: click.Context, verbose: bool) -> None:
 @click.option("--progress/--no-progress", default=None, help="Show a progress line (default: when stderr is a terminal).")
 @click.pass_obj
 def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: bool, project: str | None,
-         runs: tuple[str, ...], since: str | None, until: str | None, settle: float, page_size: int,
+         runs: tuple[str, ...], since: str | None, until: str | None, settle: float, reread: float,
+         page_size: int,
          requests_per_minute: float, max_retries: int, retry_initial_delay: float,
          logging_endpoint: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
          bigquery_location: str | None, batch_size: int, rescan: bool, strict: bool, as_json: bool,
@@ -166,6 +170,7 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
         since=_parse_time(since, "--since"),
         until=_parse_time(until, "--until"),
         settle_seconds=settle,
+        reread_seconds=reread,
         page_size=page_size,
         requests_per_minute=requests_per_minute,
         max_retries=max_retries,
@@ -189,6 +194,7 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
         obj.info(
             f"{s.source_key}: {s.read:,} entries read, {s.inserted:,} new, {s.duplicates:,} duplicates, "
             f"{s.rejected:,} rejected in {s.seconds:.2f}s ({s.rate:,.0f} entries/s)"
+            + (f"; {s.late:,} of the new ones arrived late (behind an earlier load's cursor)" if s.late else "")
         )
     if rejected:
         click.echo(

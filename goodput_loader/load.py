@@ -23,6 +23,7 @@ class LoadRequest:
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     settle_seconds: float = 120.0
+    reread_seconds: float = 600.0
     page_size: int = 1000
     requests_per_minute: float = 60.0
     max_retries: int = 8
@@ -96,6 +97,7 @@ def _load_logging(request: LoadRequest, sink: Sink, progress: LoadProgress) -> l
         until=request.until,
         page_size=request.page_size,
         settle=dt.timedelta(seconds=request.settle_seconds),
+        reread=dt.timedelta(seconds=request.reread_seconds),
         max_retries=request.max_retries,
         retry_initial_delay=request.retry_initial_delay,
         requests_per_minute=request.requests_per_minute,

@@ -29,6 +29,7 @@ class LoadSummary:
     inserted: int = 0
     duplicates: int = 0
     rejected: int = 0
+    late: int = 0  # landed from behind the cursor: readable only after an earlier load passed them
     seconds: float = 0.0
     shape: str | None = None
 
@@ -140,6 +141,8 @@ def land(sources: Sequence[Source], sink: Sink, progress: LoadProgress) -> list[
         summary.inserted += result.inserted
         summary.duplicates += result.duplicates
         summary.rejected += result.rejected
+        if batch.reread:
+            summary.late += result.inserted
         progress.update(task, entries=summary.read, rejected=summary.rejected, completed=batch.bytes_read)
     if current is not None:
         current.summary.seconds = time.monotonic() - started

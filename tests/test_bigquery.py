@@ -336,3 +336,26 @@ def test_a_half_written_last_line_lands_once_complete_and_its_rejection_is_withd
     run_cli(*args)
     assert bq_rows(client, f"select count(*) as n from {dataset}.rejected_entries")[0]["n"] == 0
     assert bq_rows(client, f"select count(*) as n from {dataset}.log_entries")[0]["n"] == len(entries)
+
+
+def test_user_text_is_the_same_string_literal_on_both_warehouses(client, emulator, tmp_path):
+    """goodput_string_literal escapes the way each warehouse reads: BigQuery with backslashes."""
+    text = "we\"i'rd\\run '' \\' end\nnext"
+    sql = "select {{ goodput_string_literal(var('text')) }} as v"
+    profiles = bigquery_profile(tmp_path, emulator)
+    shown = dbt_bigquery(profiles, tmp_path / "target", "compile", "--inline", sql, "--quiet", text=text)
+    compiled = shown.stdout.strip()
+    assert compiled.startswith("select '") and "\\'" in compiled
+    assert bq_rows(client, compiled) == [{"v": text}]
+    duck = duckdb_compile(sql, text)
+    assert __import__("duckdb").sql(duck).fetchall() == [(text,)]
+
+
+def duckdb_compile(sql: str, text: str) -> str:
+    result = subprocess.run(
+        [str(BIN / "dbt"), "compile", "--inline", sql, "--quiet", "--project-dir", str(ROOT), "--profiles-dir",
+         str(ROOT), "--target", "duckdb", "--vars", json.dumps({"text": text})],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "GOODPUT_DUCKDB": str(ROOT / "target" / "compile-only.duckdb")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout.strip()

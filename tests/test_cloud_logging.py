@@ -55,20 +55,41 @@ def test_loads_all_runs_pages_and_is_incremental(warehouse):
         assert len(server.requests) > 10  # pageSize 100: many pages
         assert all(r["orderBy"] == "timestamp asc" and r["pageSize"] == 100 for r in server.requests)
 
-        # Second run: new entries only.
+        # Second run, without the re-read window: new entries only.
         more = simulated("run-a", steps=20, start=1_795_050_000.0)
         server.entries.extend(more)
         before = len(server.requests)
-        second = json.loads(load(server, warehouse, "run-a").stdout)["sources"][0]
+        second = json.loads(load(server, warehouse, "run-a", extra=("--reread", "0")).stdout)["sources"][0]
         assert second["read"] == len(more)
         assert second["inserted"] == len({(e["timestamp"], e["insertId"]) for e in more})
         # every request of the incremental load starts strictly after the committed cursor
         assert all("insertId>" in r["filter"] for r in server.requests[before:])
         assert len(server.requests) - before == -(-len(more) // 100) + (len(more) % 100 == 0)
-        third = json.loads(load(server, warehouse, "run-a").stdout)["sources"][0]
+        third = json.loads(load(server, warehouse, "run-a", extra=("--reread", "0")).stdout)["sources"][0]
         assert third["read"] == 0
     rows = query(warehouse, "select run_name, count(*) from goodput_raw.log_entries group by 1 order by 1")
     assert rows[0][0] == "run-a" and rows[1][0] == "run-b"
+
+
+def test_entries_readable_late_land_on_the_next_load_and_are_counted(warehouse, tmp_path):
+    """An entry committed late (its timestamp behind a cursor an earlier load already moved past)
+    lands through the re-read window; the cursor never moves back."""
+    entries = simulated("run-a")
+    late = entries[-30:-20]  # seconds before the end of the run
+    with FakeLoggingServer([e for e in entries if e not in late]) as server:
+        first = json.loads(load(server, warehouse, "run-a").stdout)["sources"][0]
+        assert first["late"] == 0
+        cursor = query(warehouse, "select cursor_timestamp, cursor_insert_id from goodput_raw.load_state")
+        server.entries.extend(late)
+        result = load(server, warehouse, "run-a")
+        second = json.loads(result.stdout)["sources"][0]
+        assert second["late"] == second["inserted"] == len({(e["timestamp"], e["insertId"]) for e in late})
+        assert query(warehouse, "select cursor_timestamp, cursor_insert_id from goodput_raw.load_state") == cursor
+    reference = tmp_path / "reference.duckdb"
+    with FakeLoggingServer(entries) as server:
+        load(server, reference, "run-a")
+    sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
+    assert query(warehouse, sql) == query(reference, sql)
 
 
 def test_transient_failures_are_retried_and_lose_nothing(warehouse, tmp_path):
@@ -81,6 +102,21 @@ def test_transient_failures_are_retried_and_lose_nothing(warehouse, tmp_path):
     with FakeLoggingServer(entries) as server:
         load(server, reference, "run-a")
         assert retried == len(server.requests) + 3
+    sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
+    assert query(warehouse, sql) == query(reference, sql)
+
+
+def test_a_reply_cut_mid_body_or_not_json_is_retried_like_a_503(warehouse, tmp_path):
+    entries = simulated("run-a")
+    with FakeLoggingServer(entries) as server:
+        server.failures = ["cut", "not-json", 503, "cut"]
+        result = load(server, warehouse, "run-a")
+        assert "Traceback" not in result.stderr
+        retried = len(server.requests)
+    reference = tmp_path / "reference.duckdb"
+    with FakeLoggingServer(entries) as server:
+        load(server, reference, "run-a")
+        assert retried == len(server.requests) + 4
     sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
     assert query(warehouse, sql) == query(reference, sql)
 

@@ -6,6 +6,7 @@ what a clean load of the intended content gives.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -254,3 +255,35 @@ def test_poison_entries_are_rejected_and_every_healthy_run_builds_exactly(tmp_pa
     dbt_build(mixed_db, as_of)
     for mart in ("fct_goodput_cumulative", "fct_badput_breakdown", "fct_goodput_rolling_latest", "fct_steps"):
         assert query(mixed_db, f"select * from {mart} order by all") == query(clean_db, f"select * from {mart} order by all")
+
+
+@contextlib.contextmanager
+def small_disk(megabytes: int):
+    """A tmpfs of that size (root only: CI and this machine run as root), unmounted afterwards."""
+    where = Path(tempfile.mkdtemp(prefix="goodput-disk-"))
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}M", "tmpfs", str(where)],
+                             capture_output=True).returncode == 0
+    if not mounted:
+        where.rmdir()
+        pytest.skip("cannot mount a tmpfs here (not root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+        where.rmdir()
+
+
+def test_a_full_disk_says_so_and_the_next_load_resumes(tmp_path):
+    from goodput_loader.simulate import RunSpec, write_run
+
+    path, _ = write_run(RunSpec(name="big", start=1_795_000_000.0, steps=20_000), tmp_path, "proj", compress=False)
+    with small_disk(4) as disk:
+        db = disk / "w.duckdb"
+        result = run_cli("load", "--duckdb", db, "--batch-size", "20000", path, expect=1)
+        assert f"the disk holding {db} is full" in result.stderr and "run the same command again" in result.stderr
+        subprocess.run(["mount", "-o", "remount,size=64M", str(disk)], check=True)
+        run_cli("load", "--duckdb", db, "--batch-size", "20000", path)
+        reference = tmp_path / "reference.duckdb"
+        run_cli("load", "--duckdb", reference, path)
+        assert landed(db) == landed(reference)
+        assert rejected(db) == []

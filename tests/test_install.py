@@ -73,3 +73,13 @@ def test_base_install_imports_every_module_and_every_command_helps(tmp_path: Pat
     assert "Usage:" in _run(cli, "--help", cwd=tmp_path)
     for command in commands:
         assert f"Usage: goodput-loader {command}" in _run(cli, command, "--help", cwd=tmp_path), command
+
+    # A command that needs an extra says which one to install, in one line, without a traceback.
+    export = tmp_path / "goodput_r.ndjson"
+    export.write_text("")
+    for args, extra in [(["load", "--bigquery", "p.d", str(export)], "bigquery"),
+                        (["push", "--project", "p", "--location", "l"], "monitoring")]:
+        result = subprocess.run([str(cli), *args], cwd=tmp_path, capture_output=True, text=True)
+        assert result.returncode == 1, (args, result.stderr)
+        assert f"pip install 'goodput-warehouse[{extra}]'" in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -225,3 +225,17 @@ def test_accelerator_and_cluster_labels_are_optional(built, tmp_path):
         assert {k: ts["metric"]["labels"][k] for k in expected} == expected
         if not expected:
             assert ts["metric"]["labels"] == {}
+
+
+def test_missing_credentials_say_how_to_authenticate_without_a_traceback(tmp_path, monkeypatch):
+    """No endpoint and no usable credentials: one line that says what to do, exit 1 (no network call:
+    the credentials file named does not exist and the GCE metadata check is off)."""
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.delenv("GOODPUT_MONITORING_ENDPOINT", raising=False)
+    result = run_cli("push", "--duckdb", tmp_path / "w.duckdb", "--project", "p", "--location", "l", expect=1)
+    assert "gcloud auth application-default login" in result.stderr
+    export = tmp_path / "goodput_r.ndjson"
+    export.write_text("")
+    result = run_cli("load", "--bigquery", "p.d", export, expect=1)
+    assert "gcloud auth application-default login" in result.stderr

@@ -207,6 +207,8 @@ def read_points(marts: Marts, request: PushRequest) -> list[Point]:
 def run_push(request: PushRequest) -> dict[str, Any]:
     """Push what is new; return a summary (and, for a dry run, the requests as JSON)."""
     now = request.now or dt.datetime.now(dt.timezone.utc)
+    # The client first: a missing extra or missing credentials fail before any work.
+    client = None if request.dry_run else make_client(request.endpoint)
     marts: Marts = (BigQueryMarts(request.bigquery_dataset, request.bigquery_endpoint, request.dry_run)
                     if request.bigquery_dataset else DuckDBMarts(request.duckdb_path, request.dry_run))
     try:
@@ -216,7 +218,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
             summary["requests"] = [{"name": f"projects/{request.target.project}",
                                     "timeSeries": [to_json(p) for p in points]} for points in plan.requests]
             return summary
-        sender = Sender(make_client(request.endpoint), request.target.project, max_retries=request.max_retries)
+        sender = Sender(client, request.target.project, max_retries=request.max_retries)
         failed_series: set[str] = set()
         for points in plan.requests:
             points = [p for p in points if p.series.id not in failed_series]  # keep each series in order

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from goodput_loader.errors import LoaderError
 from goodput_loader.push.series import RESOURCE_TYPE, Point
 
 # "...could not be written: <reason>: timeSeries[0-2,5]" names the rejected series of a request.
@@ -30,8 +31,9 @@ def rejected_indexes(message: str) -> set[int]:
 
 def make_client(endpoint: str | None) -> Any:
     """A MetricServiceClient: default credentials, or an insecure channel to a local server."""
-    from google.cloud import monitoring_v3
+    from goodput_loader.extras import require
 
+    monitoring_v3 = require("google.cloud.monitoring_v3", "monitoring", "push")
     if endpoint:
         import grpc
         from google.cloud.monitoring_v3.services.metric_service.transports import MetricServiceGrpcTransport
@@ -39,7 +41,13 @@ def make_client(endpoint: str | None) -> Any:
         target = endpoint.split("://", 1)[-1]
         transport = MetricServiceGrpcTransport(channel=grpc.insecure_channel(target))
         return monitoring_v3.MetricServiceClient(transport=transport)
-    return monitoring_v3.MetricServiceClient()
+    try:
+        return monitoring_v3.MetricServiceClient()
+    except Exception as exc:  # google.auth.exceptions.DefaultCredentialsError and friends
+        raise LoaderError(
+            f"cannot create a Cloud Monitoring client: {exc}. Run `gcloud auth application-default login` "
+            "or set GOOGLE_APPLICATION_CREDENTIALS (or use --dry-run to see what would be sent)"
+        ) from exc
 
 
 def to_proto(point: Point) -> Any:

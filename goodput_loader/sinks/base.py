@@ -56,6 +56,7 @@ class Batch:
     bytes_read: int | None = None
     entry_table: pa.Table | None = None
     retract: list[str] = field(default_factory=list)
+    reread: bool = False  # entries read again behind the cursor: what lands of them arrived late
 
     @property
     def entry_count(self) -> int:

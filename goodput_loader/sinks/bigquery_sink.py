@@ -93,8 +93,10 @@ class BigQuerySink:
     def __init__(self, spec: str, endpoint: str | None = None, location: str | None = None,
                  client: Any = None):
         from google.api_core import exceptions as gexc
-        from google.cloud import bigquery
 
+        from goodput_loader.extras import require
+
+        bigquery = require("google.cloud.bigquery", "bigquery", "BigQuery (--bigquery)")
         self.project, self.dataset = parse_dataset(spec)
         self.spec = f"{self.project}.{self.dataset}"
         self._bigquery = bigquery
@@ -245,7 +247,9 @@ class BigQuerySink:
 
 def make_client(project: str, endpoint: str | None = None, location: str | None = None) -> Any:
     """A BigQuery client: application default credentials, or anonymous against a local endpoint."""
-    from google.cloud import bigquery
+    from goodput_loader.extras import require
+
+    bigquery = require("google.cloud.bigquery", "bigquery", "BigQuery (--bigquery)")
 
     if endpoint:
         from google.auth.credentials import AnonymousCredentials

@@ -212,14 +212,33 @@ class DuckDBSink:
                 )
             con.commit()
         except duckdb.Error as exc:
-            con.rollback()
-            raise SinkError(f"writing a batch to {self.path} failed and was rolled back: {exc}") from exc
+            self._rollback()
+            raise SinkError(self._explain(exc)) from exc
         except BaseException:
-            con.rollback()
+            self._rollback()
             raise
         return BatchResult(
             inserted=inserted, duplicates=entry_count - inserted, rejected=len(rejections)
         )
 
+    def _rollback(self) -> None:
+        """Undo the open transaction; DuckDB may already have ended it (a failed commit, a full disk)."""
+        try:
+            self._con.rollback()
+        except duckdb.Error:
+            pass
+
+    def _explain(self, exc: duckdb.Error) -> str:
+        """What failed, in words a user can act on; the batch was not committed either way."""
+        text = str(exc)
+        if "No space left on device" in text or "ENOSPC" in text:
+            folder = Path(self.path).resolve().parent
+            return (f"the disk holding {self.path} is full ({folder}): this batch was not committed, every "
+                    "earlier one was. Free some space and run the same command again; it resumes where it stopped")
+        return f"writing a batch to {self.path} failed and was rolled back: {text}"
+
     def close(self) -> None:
-        self._con.close()
+        try:
+            self._con.close()
+        except duckdb.Error as exc:  # the final checkpoint can fail too (a full disk)
+            raise SinkError(self._explain(exc)) from exc

@@ -12,6 +12,10 @@ Three things differ from the library on purpose:
   library's writers commit asynchronously, so an entry can arrive with a
   timestamp older than one already readable; reading only settled time means
   the strict cursor never skips such an entry;
+* every load also reads again the ``--reread`` window (10 minutes) before its
+  cursor: an entry that became readable later than the settle delay still
+  lands (deduplication drops what was already there), and the load says how
+  many such late entries it found;
 * the lower bound defaults to 30 days back (the ``_Default`` bucket's
   retention) instead of the library's 7;
 * 429/5xx/deadline/connection failures are retried with capped exponential
@@ -26,7 +30,7 @@ import itertools
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 from goodput_loader.entries import (
@@ -54,6 +58,7 @@ class LoggingOptions:
     until: dt.datetime | None = None
     page_size: int = MAX_PAGE_SIZE
     settle: dt.timedelta = dt.timedelta(seconds=120)
+    reread: dt.timedelta = dt.timedelta(seconds=600)
     max_retries: int = 8
     retry_initial_delay: float = 1.0
     retry_max_delay: float = 60.0
@@ -78,12 +83,15 @@ def build_filter(
     lower: dt.datetime,
     upper: dt.datetime,
     cursor: tuple[int, str] | None,
+    through: tuple[int, str] | None = None,
 ) -> str:
     """The library's filter for one run, bounded on both sides.
 
     With a cursor the lower bound is strictly after ``(timestamp, insertId)``;
-    without one it is ``timestamp>=lower``. An explicit timestamp bound is
-    always present, or the client would silently add "the last 24 hours".
+    without one it is ``timestamp>=lower``. ``through`` ends the range at that
+    ``(timestamp, insertId)``, inclusive (the re-read window). An explicit
+    timestamp bound is always present, or the client would silently add "the
+    last 24 hours".
     """
     parts = [
         f"logName={quote_filter_string(log_name_for(project, run_name))}",
@@ -98,6 +106,11 @@ def build_filter(
         )
     else:
         parts.append(f'timestamp>="{_iso(lower)}"')
+    if through is not None:
+        ts = quote_filter_string(format_rfc3339_us(through[0]))
+        parts.append(
+            f"(timestamp<{ts} OR (timestamp={ts} AND insertId<={quote_filter_string(through[1])}))"
+        )
     return " AND ".join(parts)
 
 
@@ -158,6 +171,11 @@ def _transient_errors() -> tuple[type[BaseException], ...]:
         gexc.GatewayTimeout,
         requests.exceptions.ConnectionError,
         requests.exceptions.Timeout,
+        # A reply cut mid-body, or a 200 whose body is not JSON (a proxy's error page):
+        # the request did not complete, so it is asked again like a 503.
+        requests.exceptions.ChunkedEncodingError,
+        requests.exceptions.ContentDecodingError,
+        requests.exceptions.JSONDecodeError,
     )
 
 
@@ -223,7 +241,17 @@ class LoggingReader:
         return random.uniform(cap / 2, cap)
 
     def batches(self) -> Iterator[Batch]:
-        """Keyset pagination: each request asks for the next page strictly after the cursor.
+        """The re-read window before the cursor (batches that leave the cursor alone), then what is new."""
+        if self._last is not None and self.options.reread > dt.timedelta(0):
+            since_us = self._last[0] - int(self.options.reread.total_seconds() * 1_000_000)
+            lower = dt.datetime.fromtimestamp(since_us / 1_000_000, dt.timezone.utc)
+            for batch in self._pages(lower, None, through=self._last):
+                yield replace(batch, cursor=None, reread=True)  # a rerun of this part is free: dedup
+        yield from self._pages(self.lower, self._last)
+
+    def _pages(self, lower: dt.datetime, after: tuple[int, str] | None,
+               through: tuple[int, str] | None = None) -> Iterator[Batch]:
+        """Keyset pagination: each request asks for the next page strictly after the last one.
 
         google-cloud-logging hides page boundaries behind a generator, and a page
         token cannot survive a crash anyway; a fresh query per page from the
@@ -236,7 +264,7 @@ class LoggingReader:
         transient = _transient_errors()
         attempt = 0
         while True:
-            filter_ = build_filter(self.options.project, self.run_name, self.lower, self.upper, self._last)
+            filter_ = build_filter(self.options.project, self.run_name, lower, self.upper, after, through)
             try:
                 self.limiter.acquire()
                 # islice: asking the client's generator for one entry more than a
@@ -276,7 +304,7 @@ class LoggingReader:
             yield batch
             if batch.cursor is None or len(page) < self.options.page_size:
                 return
-            self._last = (batch.cursor.timestamp_us, batch.cursor.insert_id)  # type: ignore[assignment]
+            after = (batch.cursor.timestamp_us, batch.cursor.insert_id)  # type: ignore[assignment]
 
     def _convert_page(self, page: Any) -> Batch:
         """Validate a page; the cursor moves past rejected entries too, so they are not re-read."""
@@ -292,7 +320,10 @@ class LoggingReader:
                     Rejection(location, str(exc), truncate_raw(json.dumps(obj, default=str)))
                 )
                 if entry.timestamp is not None and entry.insert_id:
-                    key = (parse_rfc3339_us(obj["timestamp"], "timestamp"), entry.insert_id)
+                    try:
+                        key = (parse_rfc3339_us(obj["timestamp"], "timestamp"), entry.insert_id)
+                    except InvalidEntry:  # outside 2000-2099: the server's order still puts it here
+                        continue
                     last = key if last is None or key > last else last
                 continue
             batch.entries.append(landed)

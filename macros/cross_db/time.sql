@@ -38,11 +38,11 @@
 {%- endmacro %}
 
 {% macro default__goodput_iso_to_epoch(iso) -%}
-  (epoch_us(cast('{{ iso }}' as timestamptz)) / 1000000.0)
+  (epoch_us(cast({{ goodput_string_literal(iso) }} as timestamptz)) / 1000000.0)
 {%- endmacro %}
 
 {% macro bigquery__goodput_iso_to_epoch(iso) -%}
-  (unix_micros(timestamp('{{ iso }}')) / 1000000.0)
+  (unix_micros(timestamp({{ goodput_string_literal(iso) }})) / 1000000.0)
 {%- endmacro %}
 
 

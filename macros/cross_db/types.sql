@@ -40,3 +40,22 @@
 {% macro bigquery__goodput_float(expr) -%}
   cast({{ expr }} as float64)
 {%- endmacro %}
+
+{#
+  goodput_string_literal(value): value as a SQL string literal of the target,
+  for text that comes from a user (a run name, an --as-of time). Standard SQL
+  doubles a quote; BigQuery escapes with a backslash, where a doubled quote
+  ends the literal and starts another one, and a raw newline is not allowed.
+#}
+
+{% macro goodput_string_literal(value) -%}
+  {{ return(adapter.dispatch('goodput_string_literal', 'goodput_warehouse')(value)) }}
+{%- endmacro %}
+
+{% macro default__goodput_string_literal(value) -%}
+  '{{ value | string | replace("'", "''") }}'
+{%- endmacro %}
+
+{% macro bigquery__goodput_string_literal(value) -%}
+  '{{ value | string | replace("\\", "\\\\") | replace("'", "\\'") | replace("\n", "\\n") | replace("\r", "\\r") }}'
+{%- endmacro %}

@@ -18,7 +18,7 @@ with
 requested as (
 
     select
-        cast('{{ run_name | replace("'", "''") }}' as {{ dbt.type_string() }}) as run_name,
+        cast({{ goodput_string_literal(run_name) }} as {{ dbt.type_string() }}) as run_name,
         {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
         {{ goodput_iso_to_epoch(end_at) }} as end_epoch
 

@@ -7,7 +7,9 @@ parseable filter over the fields the loader uses (logName, severity,
 jsonPayload.*, timestamp, insertId with = != < <= > >=, AND, OR, parentheses;
 OR binds tighter than AND as in the Logging query language). Failures can be
 injected in Google's error format: the next N requests answer 429 or 503
-(`failures`), or every request after the first N does (`fail_after`).
+(`failures`), or every request after the first N does (`fail_after`); a
+failure "cut" sends a reply that stops mid-body, "not-json" a 200 whose body
+is a proxy's HTML page.
 """
 
 from __future__ import annotations
@@ -139,6 +141,10 @@ def compile_filter(text: str) -> Callable[[dict[str, Any]], bool]:
     return predicate
 
 
+# A reply whose body stops before its Content-Length (a dropped connection).
+CUT = b"cut"
+
+
 class FakeLoggingServer:
     """Serves `entries` (LogEntry dicts) on http://127.0.0.1:PORT."""
 
@@ -157,11 +163,15 @@ class FakeLoggingServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                declared = len(data)
+                if body is CUT:  # a reply cut mid-body: more bytes announced than sent
+                    data, declared = json.dumps({"entries": [{"logName": "x"}] * 50}).encode()[:100], 5000
+                    self.close_connection = True
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(declared))
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -192,13 +202,17 @@ class FakeLoggingServer:
     def _error(code: int, status: str, message: str) -> tuple[int, dict[str, Any]]:
         return code, {"error": {"code": code, "message": message, "status": status}}
 
-    def handle(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def handle(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes]:
         with self.lock:
             self.requests.append(body)
             if self.fail_after is not None and len(self.requests) > self.fail_after:
                 return self._error(503, "UNAVAILABLE", "injected outage")
             if self.failures:
                 code = self.failures.pop(0)
+                if code == "cut":
+                    return 200, CUT
+                if code == "not-json":
+                    return 200, b"<html><body>502 Bad Gateway (from a proxy)</body></html>"
                 status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE", 500: "INTERNAL"}[code]
                 return self._error(code, status, "injected failure")
             entries = list(self.entries)
