@@ -414,7 +414,7 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
         click.echo(f"{summary['points_written']} points written in {summary['requests_sent']} requests "
                    f"({summary['already_pushed']} already pushed, {summary['dropped_too_old']} older than "
                    f"Cloud Monitoring accepts, {summary['dropped_too_close']} closer than 5 s to the previous one, "
-                   f"{len(summary['failed'])} failed)")
+                   f"{summary['already_on_server']} already on the server, {len(summary['failed'])} failed)")
         for failure in summary["failed"][:20]:
             click.echo(f"failed: {failure['series']} at {failure['end_time']}: {failure['error']}", err=True)
     if summary["failed"]:

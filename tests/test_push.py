@@ -46,7 +46,7 @@ def push(db: Path, endpoint: str, *extra: str, expect: int | None = 0) -> dict:
 
 def by_metric(server: FakeMonitoring) -> dict[str, dict[tuple, list]]:
     out: dict[str, dict[tuple, list]] = {}
-    for (metric, labels, _, resource), points in server.points().items():
+    for (metric, labels, _, resource, _), points in server.points().items():
         out.setdefault(metric.rsplit("/", 1)[1], {})[(dict(resource)["workload_id"], labels)] = points
     return out
 
@@ -122,21 +122,103 @@ def test_transient_errors_are_retried(built, tmp_path):
         assert summary["failed"] == [] and summary["retries"] == 3
 
 
+MAX_STEPS_SIM_000 = ("compute.googleapis.com/workload/max_productive_steps", (("accelerator_type", "v5p-128"),),
+                     "compute.googleapis.com/Workload",
+                     (("location", "us-central2"), ("replica_id", "0"), ("workload_id", "sim-000")), "projects/proj")
+
+
 def test_rejected_series_are_reported_and_only_they_are_retried(built, tmp_path):
-    """A series that already has a later point (another writer) is refused; the rest is written."""
+    """A series refused for its value type is reported as failed and retried alone; the rest is written."""
     db = fresh_copy(built, tmp_path)
     with FakeMonitoring() as server:
-        later = dt.datetime.now(dt.timezone.utc)
-        key = ("compute.googleapis.com/workload/max_productive_steps", (("accelerator_type", "v5p-128"),),
-               "compute.googleapis.com/Workload",
-               (("location", "us-central2"), ("replica_id", "0"), ("workload_id", "sim-000")))
-        server.series[key] = [(later, 1)]
+        server.value_types[MAX_STEPS_SIM_000[0]] = "double_value"  # the library writes int64
         summary = push(db, server.endpoint, "--run", "sim-000", "--max-retries", "2", expect=1)
         assert [f["series"].split("{")[0].rsplit("/", 1)[1] for f in summary["failed"]] == ["max_productive_steps"]
-        assert "written in order" in summary["failed"][0]["error"]
+        assert "Value type" in summary["failed"][0]["error"] and summary["retries"] == 2
         assert summary["points_written"] == summary["points_planned"] - 1
         state = query(db, "select count(*) from goodput_push.push_state where metric_type like '%max_productive%'")
         assert state == [(0,)]
+
+
+def test_a_series_that_already_holds_a_later_point_is_not_a_failure(built, tmp_path):
+    """Refused as out of order: the server holds this point or a later one (an earlier push whose
+    record was lost, or another writer). Counted, recorded, never resent."""
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        server.series[MAX_STEPS_SIM_000] = [(dt.datetime.now(dt.timezone.utc), 1)]
+        summary = push(db, server.endpoint, "--run", "sim-000")
+        assert summary["failed"] == [] and summary["already_on_server"] == 1 and summary["retries"] == 0
+        assert summary["points_written"] == summary["points_planned"] - 1
+        again = push(db, server.endpoint, "--run", "sim-000")
+        assert again["points_planned"] == 0
+
+
+def planned_points(db: Path) -> int:
+    return json.loads(run_cli("push", "--duckdb", db, *ARGS, "--dry-run").stdout)["points_planned"]
+
+
+def assert_each_point_once_in_order(server: FakeMonitoring, expected: int) -> None:
+    held = server.points()
+    assert sum(len(points) for points in held.values()) == expected
+    for points in held.values():
+        times = [t for t, _ in points]
+        assert times == sorted(set(times))
+
+
+def test_a_lost_reply_is_retried_and_every_point_lands_once(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    expected = planned_points(db)
+    with FakeMonitoring() as server:
+        server.lose_replies = {1, 3, 4}
+        summary = push(db, server.endpoint)
+        assert summary["failed"] == [] and summary["already_on_server"] > 0
+        assert summary["points_written"] + summary["already_on_server"] == expected
+        assert_each_point_once_in_order(server, expected)
+        assert push(db, server.endpoint)["points_planned"] == 0
+
+
+def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tmp_path):
+    """SIGKILL at random moments (bounded: six kills), then a push to the end."""
+    import random
+    import signal
+    import subprocess
+    import time
+
+    from conftest import BIN
+
+    db = fresh_copy(built, tmp_path)
+    expected = planned_points(db)
+    rng = random.Random(7)
+    with FakeMonitoring() as server:
+        server.delay = 0.1  # each request takes 0.1 s: the push lasts seconds, and a kill lands inside it
+        command = [str(BIN / "goodput-loader"), "push", "--duckdb", str(db), *ARGS, "--endpoint", server.endpoint]
+        started = time.monotonic()
+        whole = subprocess.run(command + ["--dry-run"], capture_output=True, timeout=120)
+        assert whole.returncode == 0
+        startup = time.monotonic() - started
+        requests = len(json.loads(whole.stdout)["requests"])
+        interrupted = 0
+        for _ in range(6):
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(startup + rng.uniform(0, server.delay * requests / 3))
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+            interrupted += 0 < sum(len(p) for p in server.points().values()) < expected
+        assert interrupted >= 3  # most kills stopped a push half-way, not before it started or after it ended
+        server.delay = 0.0
+        final = push(db, server.endpoint)
+        assert final["failed"] == []
+        assert_each_point_once_in_order(server, expected)
+        assert push(db, server.endpoint)["points_planned"] == 0
+
+
+def test_the_same_series_in_another_project_is_pushed_again(built, tmp_path):
+    db = fresh_copy(built, tmp_path)
+    with FakeMonitoring() as server:
+        first = push(db, server.endpoint)
+        args = [a if a != "proj" else "other-proj" for a in ARGS]
+        second = json.loads(run_cli("push", "--duckdb", db, *args, "--endpoint", server.endpoint, "--json").stdout)
+        assert second["already_pushed"] == 0 and second["points_written"] == first["points_written"] > 0
 
 
 def test_dry_run_prints_requests_that_obey_the_api_rules(built, tmp_path):

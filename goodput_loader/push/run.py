@@ -225,8 +225,9 @@ def run_push(request: PushRequest) -> dict[str, Any]:
             if not points:
                 continue
             result = sender.send(points)
-            marts.record(result.written)
+            marts.record(result.written + result.held)
             summary["points_written"] += len(result.written)
+            summary["already_on_server"] += len(result.held)
             summary["retries"] += result.retries
             summary["requests_sent"] += 1
             for point, reason in result.failed:
@@ -241,4 +242,5 @@ def run_push(request: PushRequest) -> dict[str, Any]:
 def _summary(plan: Plan) -> dict[str, Any]:
     return {"points_planned": plan.points, "requests_planned": len(plan.requests), "requests_sent": 0,
             "points_written": 0, "retries": 0, "already_pushed": plan.already_pushed,
-            "dropped_too_old": plan.dropped_too_old, "dropped_too_close": plan.dropped_too_close, "failed": []}
+            "dropped_too_old": plan.dropped_too_old, "dropped_too_close": plan.dropped_too_close,
+            "already_on_server": 0, "failed": []}

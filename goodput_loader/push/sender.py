@@ -12,21 +12,31 @@ from typing import Any, Callable, Sequence
 from goodput_loader.errors import LoaderError
 from goodput_loader.push.series import RESOURCE_TYPE, Point
 
-# "...could not be written: <reason>: timeSeries[0-2,5]" names the rejected series of a request.
-_INDEXES = re.compile(r"timeSeries\[([0-9,\s-]+)\]")
+# "...could not be written: <reason>: timeSeries[0-2,5]; <reason>: timeSeries[3]" names the
+# rejected series of a request, grouped by reason.
+_GROUP = re.compile(r"\s*(.*?):\s*timeSeries\[([0-9,\s-]+)\];?", re.S)
+# The answer for a point that is not after the series' last point. After a reply lost on the
+# way back, or a push stopped between sending and recording, that point is the one the server
+# already holds: it counts as written, or every later push would resend it and fail.
+_ALREADY_HELD = re.compile(r"older (start|end) time than the most recent point")
 
 
-def rejected_indexes(message: str) -> set[int]:
+def _indexes(group: str) -> set[int]:
     found: set[int] = set()
-    for group in _INDEXES.findall(message):
-        for part in group.split(","):
-            part = part.strip()
-            if "-" in part:
-                low, high = part.split("-", 1)
-                found.update(range(int(low), int(high) + 1))
-            elif part:
-                found.add(int(part))
+    for part in group.split(","):
+        part = part.strip()
+        if "-" in part:
+            low, high = part.split("-", 1)
+            found.update(range(int(low), int(high) + 1))
+        elif part:
+            found.add(int(part))
     return found
+
+
+def rejections(message: str) -> dict[int, str]:
+    """The rejected series of a request, by index, each with the reason the API gave."""
+    body = message.split("could not be written:", 1)[-1]
+    return {i: match.group(1).strip() for match in _GROUP.finditer(body) for i in _indexes(match.group(2))}
 
 
 def make_client(endpoint: str | None) -> Any:
@@ -64,6 +74,7 @@ def to_proto(point: Point) -> Any:
 @dataclass
 class SendResult:
     written: list[Point] = field(default_factory=list)
+    held: list[Point] = field(default_factory=list)  # refused: the series already has this point or a later one
     failed: list[tuple[Point, str]] = field(default_factory=list)
     retries: int = 0
 
@@ -92,13 +103,16 @@ class Sender:
                 reason = f"{type(exc).__name__}: {exc.message}"
                 retry = pending
             except gexc.GoogleAPICallError as exc:
-                rejected = rejected_indexes(exc.message or "")
+                rejected = rejections(exc.message or "")
                 if not rejected:  # the whole request was refused: retrying it changes nothing
                     result.failed.extend((p, f"{type(exc).__name__}: {exc.message}") for p in pending)
                     return result
                 result.written.extend(p for i, p in enumerate(pending) if i not in rejected)
+                result.held.extend(p for i, p in enumerate(pending) if _ALREADY_HELD.search(rejected.get(i, "")))
                 reason = f"{type(exc).__name__}: {exc.message}"
-                retry = [p for i, p in enumerate(pending) if i in rejected]
+                retry = [p for i, p in enumerate(pending) if i in rejected and not _ALREADY_HELD.search(rejected[i])]
+                if not retry:
+                    return result
             attempt += 1
             if attempt > self.max_retries:
                 result.failed.extend((p, reason) for p in retry)

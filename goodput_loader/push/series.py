@@ -50,19 +50,20 @@ class Target:
 
 @dataclass(frozen=True)
 class SeriesKey:
-    """One time series: metric type and labels, and the resource labels."""
+    """One time series: the project it is written to, metric type and labels, and the resource labels."""
 
     metric_type: str
     metric_labels: tuple[tuple[str, str], ...]
     resource_labels: tuple[tuple[str, str], ...]
     value_type: str  # "int64_value" or "double_value"
+    project: str = ""
 
     @property
     def id(self) -> str:
-        """A stable text id, the push state's key."""
+        """A stable text id, the push state's key: the same labels in another project are another series."""
         labels = ",".join(f"{k}={v}" for k, v in self.metric_labels)
         resource = ",".join(f"{k}={v}" for k, v in self.resource_labels)
-        return f"{self.metric_type}{{{labels}}}@{resource}"
+        return f"projects/{self.project}/{self.metric_type}{{{labels}}}@{resource}"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def _series(target: Target, run: str, metric: str, value_type: str, labels: dict
             metric_labels["cluster_name"] = target.cluster_name
     resource = {"location": target.location, "workload_id": run, "replica_id": target.replica_id}
     return SeriesKey(PREFIX + metric, tuple(sorted(metric_labels.items())), tuple(sorted(resource.items())),
-                     value_type)
+                     value_type, target.project)
 
 
 def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict[str, Any]]) -> list[Point]:

@@ -9,13 +9,15 @@ protobuf messages, rejecting what Cloud Monitoring rejects:
   are refused, the others written, and the error names them ("...: timeSeries[1,3]"), as the API does.
 
 `failures` queues status codes to answer the next calls with, `fail_from_call` starts an outage
-(transient errors for the tests).
+(transient errors for the tests), `lose_replies` names calls whose points are stored but whose
+caller hears UNAVAILABLE (a reply lost on the way back).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from concurrent import futures
 from typing import Any
 
@@ -26,9 +28,10 @@ from google.protobuf import empty_pb2
 RESOURCE_LABELS = {"location", "workload_id", "replica_id"}
 
 
-def series_key(ts: Any) -> tuple:
+def series_key(ts: Any, project: str = "projects/proj") -> tuple:
+    """A series is its metric, its resource and the project it is written to."""
     return (ts.metric.type, tuple(sorted(ts.metric.labels.items())), ts.resource.type,
-            tuple(sorted(ts.resource.labels.items())))
+            tuple(sorted(ts.resource.labels.items())), project)
 
 
 class FakeMonitoring:
@@ -36,6 +39,8 @@ class FakeMonitoring:
         self.now = now
         self.failures: list[grpc.StatusCode] = []
         self.fail_from_call: int | None = None  # answer UNAVAILABLE from this call on
+        self.lose_replies: set[int] = set()  # calls whose points are stored but whose reply is lost
+        self.delay = 0.0  # seconds each call takes before its reply (a slow network, for kill tests)
         self.series: dict[tuple, list[tuple[dt.datetime, Any]]] = {}
         self.value_types: dict[str, str] = {}
         self.requests: list[int] = []  # series per accepted call
@@ -81,7 +86,7 @@ class FakeMonitoring:
                 if len(ts.points) != 1:
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                   f"Field timeSeries[{i}].points must contain exactly one point")
-                key = series_key(ts)
+                key = series_key(ts, request.name)
                 if key in seen:
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Field timeSeries[{i}] referenced a time "
                                   "series that is already present in the request")
@@ -89,16 +94,20 @@ class FakeMonitoring:
             now = self.now or dt.datetime.now(dt.timezone.utc)
             rejected: dict[str, list[int]] = {}
             for i, ts in enumerate(request.time_series):
-                reason = self._check(ts, now)
+                reason = self._check(ts, now, request.name)
                 if reason:
                     rejected.setdefault(reason, []).append(i)
                     continue
                 point = ts.points[0]
                 kind = point.value._pb.WhichOneof("value")
                 self.value_types.setdefault(ts.metric.type, kind)
-                self.series.setdefault(series_key(ts), []).append(
+                self.series.setdefault(series_key(ts, request.name), []).append(
                     (point.interval.end_time, getattr(point.value, kind)))
             self.requests.append(len(request.time_series) - sum(len(v) for v in rejected.values()))
+            if self.delay:
+                time.sleep(self.delay)
+            if self.calls in self.lose_replies:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "injected: the points were stored, the reply was lost")
             if rejected:
                 details = "; ".join(f"{reason}: timeSeries[{','.join(map(str, idx))}]"
                                     for reason, idx in rejected.items())
@@ -106,7 +115,7 @@ class FakeMonitoring:
                               f"One or more TimeSeries could not be written: {details}")
             return empty_pb2.Empty()
 
-    def _check(self, ts: Any, now: dt.datetime) -> str | None:
+    def _check(self, ts: Any, now: dt.datetime, project: str) -> str | None:
         if ts.resource.type != "compute.googleapis.com/Workload" or set(ts.resource.labels) != RESOURCE_LABELS:
             return f"Unrecognized resource or labels {ts.resource.type} {sorted(ts.resource.labels)}"
         if not ts.metric.type.startswith("compute.googleapis.com/workload/"):
@@ -120,11 +129,12 @@ class FakeMonitoring:
             return "Points must be written in order... The point is older than the allowed 25 hours"
         if end > now + dt.timedelta(minutes=5):
             return "The point's end time is in the future"
-        history = self.series.get(series_key(ts))
+        history = self.series.get(series_key(ts, project))
         if history:
             last = history[-1][0]
             if end <= last:
-                return "Points must be written in order. One or more of the points specified had an older end time"
+                return ("Points must be written in order. One or more of the points specified had an older "
+                        "start time than the most recent point.")
             if end - last < dt.timedelta(seconds=5):
                 return "One or more points were written more frequently than the maximum sampling period"
         return None
