@@ -63,6 +63,8 @@ CHECKPOINT_OPTIONAL_NUMBERS = (
     "checkpoint_manager_blocking_duration_secs",
     "checkpoint_manager_duration_secs",
 )
+# When an Orbax operation started: the models place its Badput there.
+CHECKPOINT_OPTIONAL_TIMES = ("checkpoint_manager_blocking_start_time", "checkpoint_manager_start_time")
 
 LOG_PREFIX = "goodput_"
 MAX_RAW_CHARS = 65536
@@ -263,6 +265,12 @@ def _validate_checkpoint(payload: Mapping[str, Any], event_type: str) -> None:
         if value is not None and not _is_duration(value):
             raise InvalidEntry(
                 f"checkpoint {event_type} record: {key} must be seconds (0 up to 10^7), got {value!r}"
+            )
+    for key in CHECKPOINT_OPTIONAL_TIMES:
+        value = payload.get(key)
+        if value is not None and not _is_time(value):
+            raise InvalidEntry(
+                f"checkpoint {event_type} record: {key} is {value!r}: not epoch seconds between 2000 and 2099"
             )
 
 

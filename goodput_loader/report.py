@@ -120,6 +120,9 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         summary.add_column(column, justify="left" if column in ("run", "status") else "right")
     for run in runs:
         status = "running" if run["is_running"] else "finished"
+        if run.get("is_stalled"):
+            silent = (run["evaluated_at"] - run["last_entry_at"]).total_seconds()
+            status = f"stalled: silent for {_fmt_seconds(silent)}"
         if not run["is_valid"]:
             status = f"invalid: {run['invalid_reason']}"
         summary.add_row(

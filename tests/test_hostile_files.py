@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -211,6 +212,17 @@ def _load_folder_with_an_unreadable_file(shared: Path, tmp_path: Path) -> None:
     assert location == f"{folder / 'a.ndjson'}:unreadable" and "Permission denied" in reason
 
 
+def assert_same_rows(got: list[tuple], expected: list[tuple], what: str) -> None:
+    """Equal rows; floats equal up to summation order (parallel aggregates add in any order)."""
+    assert len(got) == len(expected), what
+    for row, other in zip(got, expected):
+        for x, y in zip(row, other):
+            if isinstance(x, float) and isinstance(y, float):
+                assert math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-9), (what, row, other)
+            else:
+                assert x == y, (what, row, other)
+
+
 # One entry each, in the healthy run's own log: values no model can use.
 POISON = {
     "job_end_time in milliseconds": {"job_name": "poisoned", "job_end_time": 1_795_100_000_000.0},
@@ -254,7 +266,8 @@ def test_poison_entries_are_rejected_and_every_healthy_run_builds_exactly(tmp_pa
     dbt_build(clean_db, as_of)
     dbt_build(mixed_db, as_of)
     for mart in ("fct_goodput_cumulative", "fct_badput_breakdown", "fct_goodput_rolling_latest", "fct_steps"):
-        assert query(mixed_db, f"select * from {mart} order by all") == query(clean_db, f"select * from {mart} order by all")
+        assert_same_rows(query(mixed_db, f"select * from {mart} order by all"),
+                         query(clean_db, f"select * from {mart} order by all"), mart)
 
 
 @contextlib.contextmanager
@@ -287,3 +300,45 @@ def test_a_full_disk_says_so_and_the_next_load_resumes(tmp_path):
         run_cli("load", "--duckdb", reference, path)
         assert landed(db) == landed(reference)
         assert rejected(db) == []
+
+
+def test_poison_that_bypasses_the_loader_marks_only_its_run_invalid(tmp_path):
+    """Entries written straight into the raw table (a log sink, an older loader): the run holding them
+    is invalid with a reason, and every other run's marts are exactly those of a clean warehouse."""
+    import datetime as dt
+
+    import duckdb
+    from conftest import dbt_build
+
+    healthy = [e for name in ("run-a", "run-b") for e in sample_entries(150, name=name)]
+    poisoned = sample_entries(150, name="poisoned")
+    clean_db, mixed_db = tmp_path / "clean.duckdb", tmp_path / "mixed.duckdb"
+    (tmp_path / "clean.ndjson").write_bytes(b"".join(lines_of(healthy)))
+    (tmp_path / "mixed.ndjson").write_bytes(b"".join(lines_of(healthy + poisoned)))
+    run_cli("load", "--duckdb", clean_db, tmp_path / "clean.ndjson")
+    run_cli("load", "--duckdb", mixed_db, tmp_path / "mixed.ndjson")
+    payloads = [*POISON.values(),
+                {"job_name": "poisoned", "step_count": -5, "step_start_time": 1_795_000_500.0},
+                {"event_type": "save", "step": 10, "directory": "gs://b", "checkpoint_manager_blocking_duration_secs": 1.0,
+                 "checkpoint_manager_blocking_start_time": 1e308}]
+    con = duckdb.connect(str(mixed_db))
+    for i, payload in enumerate(payloads):
+        payload = {**payload, "job_name": "poisoned"}  # Orbax records carry it too (MaxText adds it)
+        con.execute("""insert into goodput_raw.log_entries values ('projects/proj/logs/goodput_poisoned', 'poisoned',
+                       ?, timestamp '2026-11-18 11:10:00' + to_seconds(?), null, 'INFO', ?, true, 'log_sink', now())""",
+                    [f"poison-{i}", i, json.dumps(payload)])
+    con.close()
+
+    as_of = dt.datetime(2026, 12, 20, tzinfo=dt.timezone.utc)
+    dbt_build(clean_db, as_of)
+    dbt_build(mixed_db, as_of)
+    for mart in ("fct_goodput_cumulative", "fct_badput_breakdown", "fct_goodput_rolling_latest", "fct_steps"):
+        healthy_rows = f"select * from {mart} where run_name != 'poisoned' order by all"
+        assert_same_rows(query(mixed_db, healthy_rows), query(clean_db, f"select * from {mart} order by all"), mart)
+    [(is_valid, reason, goodput)] = query(
+        mixed_db, "select is_valid, invalid_reason, goodput_pct from fct_goodput_cumulative where run_name = 'poisoned'")
+    assert not is_valid and goodput is None
+    assert reason.startswith(f"{len(payloads)} entries hold values no model can use")
+    reasons = query(mixed_db, "select implausible_reason from stg_goodput__events where implausible_reason is not null "
+                              "order by insert_id")
+    assert len(reasons) == len(payloads)

@@ -36,6 +36,7 @@ from goodput_loader.columns import ENTRY_SCHEMA
 from goodput_loader.entries import (
     CHECKPOINT_EVENT_TYPES,
     CHECKPOINT_OPTIONAL_NUMBERS,
+    CHECKPOINT_OPTIONAL_TIMES,
     CHECKPOINT_REQUIRED_DURATION,
     CUSTOM_BADPUT_EVENT_TYPE,
     CUSTOM_BADPUT_TIME_KEYS,
@@ -109,7 +110,8 @@ def _payload_ok() -> str:
                 and {_value_is('step', _STEP)}
                 and {_value_is('directory', _PLAIN_STRING)}
                 and {_value_is(required, _DURATION)}
-                and {_every_value_is(CHECKPOINT_OPTIONAL_NUMBERS, _DURATION + "|null")})"""
+                and {_every_value_is(CHECKPOINT_OPTIONAL_NUMBERS, _DURATION + "|null")}
+                and {_every_value_is(CHECKPOINT_OPTIONAL_TIMES, _TIME + "|null")})"""
         )
     job_name_ok = _value_is(JOB_NAME, _PLAIN_STRING + "|null")
     return f"""

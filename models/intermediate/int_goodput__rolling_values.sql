@@ -13,8 +13,10 @@
 {#
   Every measure of every run in every rolling window on the grid: window ends
   at multiples of rolling_grid_seconds (UTC epoch seconds), from the first
-  after the job start to the first at or after its end (job end or evaluation
-  time), times each size in rolling_windows_seconds.
+  after the job start to the first at or after rolling_until_epoch (the job
+  end or evaluation time; for a stalled run, no later than its last entry plus
+  the largest window: see int_goodput__run_totals), times each size in
+  rolling_windows_seconds.
 
   Incremental: a new build recomputes, per run, the window ends from where its
   located amounts can have moved: the earliest amount of the segment that was
@@ -54,9 +56,8 @@ runs as (
         totals.elapsed_origin_epoch,
         cast(floor(totals.elapsed_origin_epoch / {{ grid }}) + 1 as {{ dbt.type_bigint() }}) * {{ grid }}
             as first_window_end_epoch,
-        cast(
-            ceil((totals.elapsed_origin_epoch + totals.total_elapsed_seconds) / {{ grid }}) as {{ dbt.type_bigint() }}
-        ) * {{ grid }} as last_window_end_epoch,
+        cast(ceil(totals.rolling_until_epoch / {{ grid }}) as {{ dbt.type_bigint() }}) * {{ grid }}
+            as last_window_end_epoch,
         coalesce(final_segments.final_segment_no, 0) as final_segment_no
     from totals
     left join final_segments

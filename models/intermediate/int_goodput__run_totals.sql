@@ -46,9 +46,19 @@ job_bounds as (
     select
         runs.run_name,
         runs.counted_entries,
+        runs.implausible_entries,
+        runs.last_entry_epoch,
         job_starts.first_job_start_epoch,
         job_ends.last_job_end_epoch
-    from (select run_name, count(*) as counted_entries from entries group by run_name) as runs
+    from (
+        select
+            run_name,
+            count(*) as counted_entries,
+            sum(case when event_kind = 'implausible' then 1 else 0 end) as implausible_entries,
+            max({{ goodput_timestamp_to_epoch('entry_at') }}) as last_entry_epoch
+        from entries
+        group by run_name
+    ) as runs
     left join job_starts on job_starts.run_name = runs.run_name
     left join job_ends on job_ends.run_name = runs.run_name
 
@@ -122,6 +132,8 @@ assembled as (
     select
         job_bounds.run_name,
         job_bounds.counted_entries,
+        job_bounds.implausible_entries,
+        job_bounds.last_entry_epoch,
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,
         {{ goodput_as_of_epoch() }} as evaluated_at_epoch,
@@ -173,9 +185,35 @@ with_total as (
                     evaluated_at_epoch
                 )
                 - {{ to_microseconds.format(x='first_job_start_epoch') }}
-        end as total_elapsed_seconds
+        end as total_elapsed_seconds,
+        -- hang detection: no job end, and silent for longer than the stall threshold
+        (last_job_end_epoch is null
+            and evaluated_at_epoch - last_entry_epoch > {{ var('goodput_stall_seconds', 3600) }}) as is_stalled
     from assembled
+
+),
+
+{#
+  Where the run's rolling grid ends: its end (job end or evaluation time), but
+  for a stalled run no later than its last entry plus the largest window (or
+  the stall threshold, if larger: the grid never ends before where it reached
+  while the run still counted as running, so no stored window is left beyond
+  it). Past that every window would hold nothing but OTHER, and the grid of a
+  job that died without a job end would grow at every build.
+#}
+{%- set stalled_span = [var('rolling_windows_seconds') | map('int') | max, var('goodput_stall_seconds', 3600) | int] | max %}
+
+with_grid_end as (
+
+    select
+        *,
+        case
+            when is_stalled and last_entry_epoch + {{ stalled_span }} < elapsed_origin_epoch + total_elapsed_seconds
+                then last_entry_epoch + {{ stalled_span }}
+            else elapsed_origin_epoch + total_elapsed_seconds
+        end as rolling_until_epoch
+    from with_total
 
 )
 
-select * from with_total
+select * from with_grid_end

@@ -53,6 +53,7 @@ final as (
         case
             when cumulative.run_name is null then 'no counted entries'
             when cumulative.first_job_start_at is null then 'no job start'
+            when cumulative.is_stalled then 'stalled'
             when cumulative.is_running then 'running'
             else 'finished'
         end as status

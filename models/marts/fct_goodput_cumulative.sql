@@ -40,7 +40,14 @@ validity as (
     select
         totals.*,
         case
+            when totals.implausible_entries > 0
+                then cast(totals.implausible_entries as {{ dbt.type_string() }})
+                    || ' entries hold values no model can use (times outside 2000-2099, steps outside 0..2^53, '
+                    || 'Orbax durations outside 0..10^7 s; see stg_goodput__events.implausible_reason): '
+                    || 'the loader rejects them, a log sink passes them on'
             when totals.first_job_start_epoch is null then 'no job start recorded'
+            when totals.first_job_start_epoch > totals.evaluated_at_epoch
+                then 'not started at the evaluation time (build --as-of is before its first job start)'
             when totals.total_elapsed_seconds = 0 then 'total job time is zero'
             when totals.productive_seconds < 0 or totals.productive_seconds > totals.total_elapsed_seconds
                 then 'productive time outside [0, total]'
@@ -56,6 +63,8 @@ final as (
         {{ goodput_epoch_to_timestamp('validity.first_job_start_epoch') }} as first_job_start_at,
         {{ goodput_epoch_to_timestamp('validity.last_job_end_epoch') }} as last_job_end_at,
         validity.last_job_end_epoch is null as is_running,
+        validity.is_stalled,
+        {{ goodput_epoch_to_timestamp('validity.last_entry_epoch') }} as last_entry_at,
         validity.total_elapsed_seconds,
         validity.productive_seconds,
         case
@@ -88,6 +97,8 @@ select
     first_job_start_at,
     last_job_end_at,
     is_running,
+    is_stalled,
+    last_entry_at,
     total_elapsed_seconds,
     productive_seconds,
     goodput_pct,

@@ -70,6 +70,7 @@ typed as (
         {{ goodput_json_number('fields', 'job_start_time') }} as job_start_epoch,
         {{ goodput_json_number('fields', 'job_end_time') }} as job_end_epoch,
         {{ goodput_json_integer('fields', 'step_count') }} as step_count,
+        {{ goodput_json_number('fields', 'step_count') }} as step_count_number,
         {{ goodput_json_number('fields', 'step_start_time') }} as step_start_epoch,
         {{ goodput_json_number('fields', 'tpu_init_start_time') }} as tpu_init_start_epoch,
         {{ goodput_json_number('fields', 'tpu_init_end_time') }} as tpu_init_end_epoch,
@@ -84,6 +85,7 @@ typed as (
         -- Orbax checkpoint logger records
         {{ goodput_json_string('fields', 'event_type') }} as raw_event_type,
         {{ goodput_json_integer('fields', 'step') }} as checkpoint_step,
+        {{ goodput_json_number('fields', 'step') }} as checkpoint_step_number,
         {{ goodput_json_string('fields', 'directory') }} as checkpoint_directory,
         {{ goodput_json_number('fields', 'checkpoint_manager_blocking_start_time') }}
             as checkpoint_manager_blocking_start_epoch,
@@ -104,6 +106,59 @@ typed as (
 
 ),
 
+{#
+  The loader's ranges (goodput_loader/entries.py): epoch seconds in 2000-2099,
+  steps 0..2^53, Orbax durations 0..10^7 s. The loader rejects an entry outside
+  them; a log sink delivers it anyway. Such an entry is kept but made inert
+  (every value null, event_kind 'implausible'), so it can neither overflow the
+  arithmetic nor stretch its run over decades, and fct_goodput_cumulative marks
+  its run invalid with the reason. Every other run is computed as usual.
+#}
+{% set time_columns = [
+    'job_start_epoch', 'job_end_epoch', 'step_start_epoch', 'tpu_init_start_epoch', 'tpu_init_end_epoch',
+    'training_prep_start_epoch', 'training_prep_end_epoch', 'data_loading_start_epoch',
+    'data_loading_end_epoch', 'custom_badput_start_epoch', 'custom_badput_end_epoch',
+    'checkpoint_manager_blocking_start_epoch', 'checkpoint_manager_start_epoch',
+] %}
+{% set duration_columns = [
+    'checkpoint_manager_blocking_seconds', 'checkpointer_blocking_seconds', 'wait_for_prev_seconds',
+    'get_old_steps_seconds', 'checkpoint_manager_seconds', 'checkpointer_seconds', 'broadcast_seconds',
+] %}
+
+screened as (
+
+    select
+        *,
+        case
+            {%- for column in time_columns %}
+            when not {{ column }} >= 946684800 or not {{ column }} < 4102444800
+                then '{{ column }} outside 2000-2099 in epoch seconds'
+            {%- endfor %}
+            {%- for column in ['step_count_number', 'checkpoint_step_number'] %}
+            when not {{ column }} >= 0 or not {{ column }} <= 9007199254740992 or {{ column }} != floor({{ column }})
+                then '{{ column | replace("_number", "") }} not an integer in 0..2^53'
+            {%- endfor %}
+            {%- for column in duration_columns %}
+            when not {{ column }} >= 0 or not {{ column }} < 10000000
+                then '{{ column }} outside 0..10^7 s'
+            {%- endfor %}
+        end as implausible_reason
+    from typed
+
+),
+
+inert as (
+
+    select
+        * replace (
+            {%- for column in time_columns + duration_columns + ['step_count', 'checkpoint_step'] %}
+            case when implausible_reason is null then {{ column }} end as {{ column }}{{ "," if not loop.last }}
+            {%- endfor %}
+        )
+    from screened
+
+),
+
 classified as (
 
     select
@@ -111,6 +166,7 @@ classified as (
 
         -- What the library reads from this entry, in the order its loop tests the keys.
         case
+            when implausible_reason is not null then 'implausible'
             when job_start_epoch is not null then 'job_start'
             when step_start_epoch is not null then 'step_start'
             when job_end_epoch is not null then 'job_end'
@@ -147,7 +203,7 @@ classified as (
             checkpoint_manager_start_epoch
         ) as event_epoch
 
-    from typed
+    from inert
 
 ),
 
@@ -166,6 +222,7 @@ final as (
         job_name_matches,
         is_counted,
         event_kind,
+        implausible_reason,
         event_epoch,
         coalesce({{ goodput_epoch_to_timestamp('event_epoch') }}, entry_at) as event_at,
         job_start_epoch,
@@ -181,8 +238,7 @@ final as (
         custom_badput_event_type,
         custom_badput_start_epoch,
         custom_badput_end_epoch,
-        case when raw_event_type in ('save', 'restore', 'emergency_restore') then raw_event_type end
-            as checkpoint_event_type,
+        case when event_kind like 'checkpoint_%' then raw_event_type end as checkpoint_event_type,
         checkpoint_step,
         checkpoint_directory,
         checkpoint_manager_blocking_seconds,
