@@ -315,11 +315,16 @@ def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple
 @duckdb_option
 @click.option("--run", "runs", multiple=True, help="Only these runs (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the marts' rows as JSON.")
-def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool) -> None:
-    """Print per-run Goodput and the Badput breakdown from the built marts."""
+@click.option("--allow-failed-build", is_flag=True,
+              help="Read the marts even though the last dbt build of some model or test failed.")
+def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_build: bool) -> None:
+    """Print per-run Goodput and the Badput breakdown from the built marts.
+
+    Refuses marts whose last build failed (a model error or a failed data test).
+    """
     from goodput_loader.report import load_report, render_report
 
-    data = _run(load_report, duckdb_path, list(runs))
+    data = _run(load_report, duckdb_path, list(runs), allow_failed_build)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
     else:
@@ -380,16 +385,19 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
 @click.option("--max-retries", type=click.IntRange(0), default=5, show_default=True,
               help="Retries of UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED and of rejected series.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--allow-failed-build", is_flag=True,
+              help="Push even though the last dbt build of some model or test failed.")
 def push(duckdb_path: str, project: str, location: str, accelerator_type: str, replica_id: str,
          cluster_name: str | None, runs: tuple[str, ...], since: str | None, bigquery_dataset: str | None,
          bigquery_endpoint: str | None, dry_run: bool, endpoint: str | None, max_retries: int,
-         as_json: bool) -> None:
+         as_json: bool, allow_failed_build: bool) -> None:
     """Send the marts to Cloud Monitoring under the library's metric types and labels.
 
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
     time and ideal step time at each run's end, and interval Goodput/Badput for every
     rolling window. A push state in the warehouse remembers the last point per series:
     running push again sends only what is new. Exit code 1 when any point failed.
+    Nothing is sent while the last dbt build of some model or test failed.
 
     \b
     Examples:
@@ -406,6 +414,7 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
                       accelerator_type=accelerator_type, cluster_name=cluster_name),
         runs=list(runs), since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint,
         max_retries=max_retries, bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
+        allow_failed_build=allow_failed_build,
     )
     summary = _run(run_push, request)
     if as_json or dry_run:

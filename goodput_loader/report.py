@@ -47,9 +47,38 @@ def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> l
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-def load_report(duckdb_path: str, runs: list[str]) -> dict[str, Any]:
+# Outcomes in goodput_build_results (macros/incremental/build_results.sql) that make the marts untrustworthy.
+FAILED_OUTCOMES = ("error", "fail", "skipped", "runtime error")
+FAILED_NODES_SQL = ("select unique_id, status, message from {t}goodput_build_results "
+                    f"where status in ({', '.join(repr(s) for s in FAILED_OUTCOMES)}) "
+                    "order by case when status = 'skipped' then 1 else 0 end, unique_id")  # causes first
+
+
+def refuse_failed_build(failed: list[dict[str, Any]], command: str) -> None:
+    """Stop when the latest run of any dbt node failed: its mart is stale, or breaks a promise a test checks."""
+    if not failed:
+        return
+    names = ", ".join(f"{row['unique_id'].split('.')[-1]} ({row['status']})" for row in failed[:8])
+    more = f" and {len(failed) - 8} more" if len(failed) > 8 else ""
+    raise LoaderError(
+        f"the last dbt build did not succeed: {names}{more}. Its marts may be stale or wrong, so {command} "
+        "refuses them: fix the cause and build again (goodput-loader build), or pass --allow-failed-build "
+        "to use them anyway"
+    )
+
+
+def failed_nodes(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Nodes whose latest run failed; none when the warehouse has no record (built before it was kept)."""
+    exists = con.execute("select count(*) from information_schema.tables where table_schema = 'main' "
+                         "and table_name = 'goodput_build_results'").fetchone()[0]
+    return fetch_rows(con, FAILED_NODES_SQL.replace("{t}", "main."), []) if exists else []
+
+
+def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
     con = _connect(duckdb_path)
     try:
+        if not allow_failed_build:
+            refuse_failed_build(failed_nodes(con), "report")
         where = "where run_name in (select unnest(?))" if runs else ""
         params: list[Any] = [runs] if runs else []
         cumulative = fetch_rows(con, f"select * from main.fct_goodput_cumulative {where} order by run_name", params)

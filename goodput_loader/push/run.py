@@ -17,7 +17,7 @@ import duckdb
 
 from goodput_loader.errors import LoaderError
 from goodput_loader.push.sender import Sender, make_client
-from goodput_loader.report import fetch_rows
+from goodput_loader.report import FAILED_NODES_SQL, failed_nodes, fetch_rows, refuse_failed_build
 from goodput_loader.push.series import Plan, Point, Target, cumulative_points, interval_points, plan_requests, to_json
 
 STATE_DDL = """
@@ -43,6 +43,7 @@ class PushRequest:
     now: dt.datetime | None = None
     bigquery_dataset: str | None = None
     bigquery_endpoint: str | None = None
+    allow_failed_build: bool = False
 
 
 def _utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -58,6 +59,8 @@ class Marts(Protocol):
     def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]: ...
 
     def pushed(self) -> dict[str, dt.datetime]: ...
+
+    def failed_nodes(self) -> list[dict[str, Any]]: ...
 
     def record(self, written: list[Point]) -> None: ...
 
@@ -81,6 +84,9 @@ class DuckDBMarts:
         sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
         return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
                 for row in fetch_rows(self.con, sql, params)]
+
+    def failed_nodes(self) -> list[dict[str, Any]]:
+        return failed_nodes(self.con)
 
     def pushed(self) -> dict[str, dt.datetime]:
         if not self.read_only:
@@ -135,6 +141,16 @@ class BigQueryMarts:
             raise LoaderError(f"the marts are not built in {self.project}.{self.dataset} ({exc.message}); "
                               "run `dbt build` with the bigquery target first") from exc
         return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()} for row in result]
+
+    def failed_nodes(self) -> list[dict[str, Any]]:
+        from google.api_core import exceptions as gexc
+
+        try:
+            return self.rows(FAILED_NODES_SQL, [])
+        except LoaderError as exc:
+            if isinstance(exc.__cause__, gexc.NotFound):  # built before outcomes were kept
+                return []
+            raise
 
     def pushed(self) -> dict[str, dt.datetime]:
         from google.api_core import exceptions as gexc
@@ -212,6 +228,8 @@ def run_push(request: PushRequest) -> dict[str, Any]:
     marts: Marts = (BigQueryMarts(request.bigquery_dataset, request.bigquery_endpoint, request.dry_run)
                     if request.bigquery_dataset else DuckDBMarts(request.duckdb_path, request.dry_run))
     try:
+        if not request.allow_failed_build:
+            refuse_failed_build(marts.failed_nodes(), "push")
         plan = plan_requests(read_points(marts, request), marts.pushed(), now)
         summary: dict[str, Any] = _summary(plan)
         if request.dry_run:

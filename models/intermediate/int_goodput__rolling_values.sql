@@ -7,9 +7,11 @@
         ),
         partition_by=goodput_partition_by('computed_at'),
         cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
-        on_schema_change='fail'
+        on_schema_change='fail',
+        post_hook=goodput_incremental_state_hooks()
     )
 }}
+{{ goodput_check_incremental_state() }}
 {#
   Every measure of every run in every rolling window on the grid: window ends
   at multiples of rolling_grid_seconds (UTC epoch seconds), from the first

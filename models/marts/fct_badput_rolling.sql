@@ -5,9 +5,11 @@
         unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds', 'badput_source']),
         partition_by=goodput_partition_by('window_end_at'),
         cluster_by=goodput_cluster_by(['run_name', 'window_seconds', 'badput_type']),
-        on_schema_change='fail'
+        on_schema_change='fail',
+        post_hook=goodput_incremental_state_hooks()
     )
 }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, window size, window end on the grid, Badput bucket, custom
   event type or null): the bucket's seconds inside the window and their share

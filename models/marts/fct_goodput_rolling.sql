@@ -5,9 +5,11 @@
         unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds']),
         partition_by=goodput_partition_by('window_end_at'),
         cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
-        on_schema_change='fail'
+        on_schema_change='fail',
+        post_hook=goodput_incremental_state_hooks()
     )
 }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, window size, window end on the grid): the full history of
   the library monitor's rolling Goodput. Elapsed time counts from the later of
