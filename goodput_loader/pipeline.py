@@ -140,9 +140,11 @@ def land(sources: Sequence[Source], sink: Sink, progress: LoadProgress) -> list[
         summary.read += batch.entry_count
         summary.inserted += result.inserted
         summary.duplicates += result.duplicates
-        summary.rejected += result.rejected
-        if batch.reread:
+        if batch.reread:  # read again behind the cursor: count only what is new
             summary.late += result.inserted
+            summary.rejected += result.rejected if result.new_rejections is None else result.new_rejections
+        else:
+            summary.rejected += result.rejected
         progress.update(task, entries=summary.read, rejected=summary.rejected, completed=batch.bytes_read)
     if current is not None:
         current.summary.seconds = time.monotonic() - started

@@ -76,47 +76,41 @@ def test_entries_readable_late_land_on_the_next_load_and_are_counted(warehouse, 
     lands through the re-read window; the cursor never moves back."""
     entries = simulated("run-a")
     late = entries[-30:-20]  # seconds before the end of the run
-    with FakeLoggingServer([e for e in entries if e not in late]) as server:
+    bad = dict(entries[-15], insertId="bad-step", jsonPayload={"job_name": "run-a", "step_count": "x",
+                                                               "step_start_time": 1_795_000_000.0})
+    with FakeLoggingServer([e for e in entries if e not in late] + [bad]) as server:
         first = json.loads(load(server, warehouse, "run-a").stdout)["sources"][0]
-        assert first["late"] == 0
+        assert first["late"] == 0 and first["rejected"] == 1
         cursor = query(warehouse, "select cursor_timestamp, cursor_insert_id from goodput_raw.load_state")
         server.entries.extend(late)
         result = load(server, warehouse, "run-a")
         second = json.loads(result.stdout)["sources"][0]
         assert second["late"] == second["inserted"] == len({(e["timestamp"], e["insertId"]) for e in late})
+        assert second["rejected"] == 0  # read again in the window, but not new
         assert query(warehouse, "select cursor_timestamp, cursor_insert_id from goodput_raw.load_state") == cursor
     reference = tmp_path / "reference.duckdb"
-    with FakeLoggingServer(entries) as server:
+    with FakeLoggingServer(entries + [bad]) as server:
         load(server, reference, "run-a")
     sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
     assert query(warehouse, sql) == query(reference, sql)
 
 
-def test_transient_failures_are_retried_and_lose_nothing(warehouse, tmp_path):
+@pytest.mark.parametrize("failures", [
+    [429, 503, 429],
+    # a reply cut mid-body, a 200 whose body is a proxy's HTML page: retried like a 503
+    ["cut", "not-json", 503, "cut"],
+])
+def test_transient_failures_are_retried_and_lose_nothing(warehouse, tmp_path, failures):
     entries = simulated("run-a")
     with FakeLoggingServer(entries) as server:
-        server.failures = [429, 503, 429]
-        load(server, warehouse, "run-a")
-        retried = len(server.requests)
-    reference = tmp_path / "reference.duckdb"
-    with FakeLoggingServer(entries) as server:
-        load(server, reference, "run-a")
-        assert retried == len(server.requests) + 3
-    sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
-    assert query(warehouse, sql) == query(reference, sql)
-
-
-def test_a_reply_cut_mid_body_or_not_json_is_retried_like_a_503(warehouse, tmp_path):
-    entries = simulated("run-a")
-    with FakeLoggingServer(entries) as server:
-        server.failures = ["cut", "not-json", 503, "cut"]
+        server.failures = list(failures)
         result = load(server, warehouse, "run-a")
         assert "Traceback" not in result.stderr
         retried = len(server.requests)
     reference = tmp_path / "reference.duckdb"
     with FakeLoggingServer(entries) as server:
         load(server, reference, "run-a")
-        assert retried == len(server.requests) + 4
+        assert retried == len(server.requests) + len(failures)
     sql = "select log_name, timestamp, insert_id, payload from goodput_raw.log_entries order by all"
     assert query(warehouse, sql) == query(reference, sql)
 

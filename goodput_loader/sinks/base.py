@@ -78,6 +78,9 @@ class BatchResult:
     inserted: int
     duplicates: int
     rejected: int
+    # of those, the ones not on record before (input read again meets its old rejections);
+    # None when the sink cannot tell
+    new_rejections: int | None = None
 
 
 class Sink(Protocol):

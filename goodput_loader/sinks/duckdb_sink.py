@@ -181,14 +181,17 @@ class DuckDBSink:
                     f"delete from {RAW_SCHEMA}.rejected_entries where source = ? and list_contains(?, location)",
                     [source, batch.retract],
                 )
+            new_rejections = 0
             if rejections:
                 rejected_batch = _rejections_table(rejections)  # noqa: F841
-                con.execute(
+                # Input read again (a re-read window, a changed file read whole) meets its old
+                # rejections: how many are new is reported too.
+                new_rejections = con.execute(
                     f"""insert into {RAW_SCHEMA}.rejected_entries
                         select ?, location, reason, raw, ? from rejected_batch
                         on conflict do nothing""",
                     [source, now],
-                )
+                ).fetchone()[0]
             if cursor is not None:
                 con.execute(
                     f"""insert into {RAW_SCHEMA}.load_state
@@ -218,7 +221,8 @@ class DuckDBSink:
             self._rollback()
             raise
         return BatchResult(
-            inserted=inserted, duplicates=entry_count - inserted, rejected=len(rejections)
+            inserted=inserted, duplicates=entry_count - inserted, rejected=len(rejections),
+            new_rejections=new_rejections
         )
 
     def _rollback(self) -> None:

@@ -408,11 +408,13 @@ class FileReader:
         tail = b""
         binary = self._resume(self._open_binary())
         resumed = self._consumed > 0
+        at_start = not resumed  # a byte order mark can only be the file's first bytes
         try:
             for data in self._blocks(binary):
-                if self._consumed == 0 and data.startswith(UTF8_BOM):
+                if at_start and data.startswith(UTF8_BOM):
                     self._digest.update(UTF8_BOM)
                     self._consumed, data = len(UTF8_BOM), data[len(UTF8_BOM):]
+                at_start = False
                 if not data.endswith(b"\n"):  # the last line of the file, without its newline
                     cut = data.rfind(b"\n") + 1
                     data, tail = data[:cut], data[cut:]
@@ -436,36 +438,42 @@ class FileReader:
         finally:
             screen.close()
             binary.close()
-        if self._records == 0 and not resumed and not tail and not len(batch.rejections):
+        has_tail = bool(tail.strip())
+        if self._records == 0 and not resumed and not has_tail and not len(batch.rejections):
             self.shape = "empty"
             batch.rejections.append(self._empty_file())
         state = self._state("lines", self._consumed, self._line_no, self._digest.hexdigest(),
-                            complete=True, tail=bool(tail))
+                            complete=True, tail=has_tail)
         batch.cursor = self._cursor(self._records, state)
         batch.bytes_read = self.bytes_read
         yield batch
 
     def _find_undecodable(self, data: bytes, first_line_no: int) -> None:
-        """Note each line of ``data`` that is not UTF-8: it is rejected alone, the others are read."""
-        start = 0
-        while True:
+        """Note each line of ``data`` that is not UTF-8: it is rejected alone, the others are read.
+
+        One decode of the whole block in the common case; after a failure, the
+        lines from there on are decoded one by one (linear, however many are bad).
+        """
+        try:
+            data.decode("utf-8")
+            return
+        except UnicodeDecodeError as exc:
+            position = data.rfind(b"\n", 0, exc.start) + 1
+        line_no = first_line_no + data.count(b"\n", 0, position)
+        while position < len(data):
+            end = data.find(b"\n", position)
+            end = len(data) if end < 0 else end
+            line = data[position:end]
             try:
-                data[start:].decode("utf-8")
-                return
+                line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                bad = start + exc.start
-                line_start = data.rfind(b"\n", 0, bad) + 1
-                line_end = data.find(b"\n", bad)
-                line_end = len(data) if line_end < 0 else line_end
-                line_no = first_line_no + data.count(b"\n", 0, line_start)
-                line = data[line_start:line_end]
                 self._undecodable[line_no] = Rejection(
                     f"{self.path}:{line_no}",
-                    f"line is not UTF-8 text (byte 0x{data[bad]:02x} at column {bad - line_start + 1}); "
+                    f"line is not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1}); "
                     "export the log as UTF-8",
                     truncate_raw(line.decode("utf-8", "replace")),
                 )
-                start = line_end
+            position, line_no = end + 1, line_no + 1
 
     def _tail(self, tail: bytes) -> LandedEntry | Rejection | None:
         """The file's last line, which has no newline: landed if whole, else rejected.

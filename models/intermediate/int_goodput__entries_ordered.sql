@@ -16,6 +16,7 @@ counted as (
 
     select
         run_name,
+        log_name,
         row_number() over (partition by run_name order by entry_at, insert_id) as event_seq,
         event_kind,
         entry_at,

@@ -41,12 +41,62 @@ job_ends as (
 
 ),
 
+job_events as (
+
+    select
+        run_name,
+        event_seq,
+        job_start_epoch,
+        max(job_end_epoch) over (
+            partition by run_name order by event_seq rows between unbounded preceding and 1 preceding
+        ) as previous_job_end_epoch
+    from entries
+    where job_start_epoch is not null or job_end_epoch is not null
+
+),
+
+late_starts as (
+
+    -- a job start long after a job end: the library takes it for a restart of the ended job
+    select run_name, event_seq
+    from job_events
+    where job_start_epoch - previous_job_end_epoch > {{ var('goodput_stall_seconds', 3600) }}
+
+),
+
+first_steps_after_late_starts as (
+
+    select late_starts.run_name, late_starts.event_seq, min(steps.event_seq) as first_step_seq
+    from late_starts
+    inner join entries as steps
+        on steps.run_name = late_starts.run_name
+        and steps.event_seq > late_starts.event_seq
+        and steps.step_count is not null
+    group by late_starts.run_name, late_starts.event_seq
+
+),
+
+reused_names as (
+
+    -- ... whose steps count from 0 again: a new experiment logged under the old run name
+    select first_steps.run_name, count(*) as reused_name_starts
+    from first_steps_after_late_starts as first_steps
+    inner join entries as steps
+        on steps.run_name = first_steps.run_name
+        and steps.event_seq = first_steps.first_step_seq
+    where steps.step_count = 0
+    group by first_steps.run_name
+
+),
+
 job_bounds as (
 
     select
         runs.run_name,
+        coalesce(reused_names.reused_name_starts, 0) as reused_name_starts,
         runs.counted_entries,
         runs.implausible_entries,
+        runs.log_names,
         runs.last_entry_epoch,
         job_starts.first_job_start_epoch,
         job_ends.last_job_end_epoch
@@ -55,12 +105,14 @@ job_bounds as (
             run_name,
             count(*) as counted_entries,
             sum(case when event_kind = 'implausible' then 1 else 0 end) as implausible_entries,
+            count(distinct log_name) as log_names,
             max({{ goodput_timestamp_to_epoch('entry_at') }}) as last_entry_epoch
         from entries
         group by run_name
     ) as runs
     left join job_starts on job_starts.run_name = runs.run_name
     left join job_ends on job_ends.run_name = runs.run_name
+    left join reused_names on reused_names.run_name = runs.run_name
 
 ),
 
@@ -133,6 +185,8 @@ assembled as (
         job_bounds.run_name,
         job_bounds.counted_entries,
         job_bounds.implausible_entries,
+        job_bounds.reused_name_starts,
+        job_bounds.log_names,
         job_bounds.last_entry_epoch,
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,

@@ -50,6 +50,7 @@ final as (
         runs.last_loaded_at,
         cumulative.first_job_start_at,
         cumulative.last_job_end_at,
+        coalesce(cumulative.is_name_reused, false) as is_name_reused,
         case
             when cumulative.run_name is null then 'no counted entries'
             when cumulative.first_job_start_at is null then 'no job start'
@@ -75,5 +76,6 @@ select
     last_loaded_at,
     first_job_start_at,
     last_job_end_at,
+    is_name_reused,
     status
 from final

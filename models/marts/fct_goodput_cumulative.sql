@@ -45,6 +45,14 @@ validity as (
                     || ' entries hold values no model can use (times outside 2000-2099, steps outside 0..2^53, '
                     || 'Orbax durations outside 0..10^7 s; see stg_goodput__events.implausible_reason): '
                     || 'the loader rejects them, a log sink passes them on'
+            when totals.log_names > 1
+                then 'the run name is logged under ' || cast(totals.log_names as {{ dbt.type_string() }})
+                    || ' log names (the same run in several projects, or a bare-payload file loaded with another '
+                    || '--project than its Cloud Logging copy): their entries would be merged into one run'
+            when totals.reused_name_starts > 0
+                then 'the run name was reused: a job started more than goodput_stall_seconds after a job end, '
+                    || 'with steps from 0 again, so two experiments would be merged (the library warns against '
+                    || 'reusing a run name)'
             when totals.first_job_start_epoch is null then 'no job start recorded'
             when totals.first_job_start_epoch > totals.evaluated_at_epoch
                 then 'not started at the evaluation time (build --as-of is before its first job start)'
@@ -64,6 +72,7 @@ final as (
         {{ goodput_epoch_to_timestamp('validity.last_job_end_epoch') }} as last_job_end_at,
         validity.last_job_end_epoch is null as is_running,
         validity.is_stalled,
+        validity.reused_name_starts > 0 as is_name_reused,
         {{ goodput_epoch_to_timestamp('validity.last_entry_epoch') }} as last_entry_at,
         validity.total_elapsed_seconds,
         validity.productive_seconds,
@@ -98,6 +107,7 @@ select
     last_job_end_at,
     is_running,
     is_stalled,
+    is_name_reused,
     last_entry_at,
     total_elapsed_seconds,
     productive_seconds,
