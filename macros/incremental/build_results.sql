@@ -10,7 +10,8 @@
 #}
 
 {% macro goodput_record_build_results(results) -%}
-  {%- if execute and results -%}
+  {#- compile, show, docs: nothing was built, so nothing to record -#}
+  {%- if execute and results and flags.WHICH in ('build', 'run', 'test', 'seed', 'snapshot') -%}
     {%- set relation = api.Relation.create(database=target.database, schema=target.schema,
                                            identifier='goodput_build_results') -%}
     {%- do run_query("create table if not exists " ~ relation ~ " (unique_id " ~ dbt.type_string()
