@@ -339,7 +339,7 @@ def from_bare_payload(
     """
     validate_payload(payload)
     event_time = payload_event_time(payload)
-    if event_time is not None and not EARLIEST_TIME <= event_time < LATEST_TIME:
+    if event_time is not None and not _is_time(event_time):
         raise InvalidEntry(
             f"bare payload's first *time* value {event_time!r} is not epoch seconds between 2000 and 2099: "
             "it cannot give the entry its timestamp"

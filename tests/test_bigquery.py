@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Iterator
 
+import duckdb
 import pytest
 from conftest import BIN, ROOT, dbt_build, query, run_cli
 from support.bq_emulator import running_emulator
@@ -348,7 +349,7 @@ def test_user_text_is_the_same_string_literal_on_both_warehouses(client, emulato
     assert compiled.startswith("select '") and "\\'" in compiled
     assert bq_rows(client, compiled) == [{"v": text}]
     duck = duckdb_compile(sql, text)
-    assert __import__("duckdb").sql(duck).fetchall() == [(text,)]
+    assert duckdb.sql(duck).fetchall() == [(text,)]
 
 
 def duckdb_compile(sql: str, text: str) -> str:

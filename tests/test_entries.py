@@ -138,3 +138,14 @@ def test_bare_payload_takes_time_from_payload_and_order_from_line():
 def test_a_bare_payload_with_an_implausible_time_is_rejected_not_an_overflow(payload):
     with pytest.raises(InvalidEntry, match="between 2000 and 2099"):
         from_bare_payload(payload, run_name="r", project="p", line_number=1, previous_timestamp_us=None, location="f:1")
+
+
+def test_staging_applies_the_loader_s_ranges():
+    """The ranges live in entries.py; staging repeats them in SQL for entries a log sink delivers."""
+    from pathlib import Path
+
+    from goodput_loader.entries import EARLIEST_TIME, LATEST_TIME, MAX_CHECKPOINT_SECONDS, MAX_STEP
+
+    sql = (Path(__file__).resolve().parents[1] / "models" / "staging" / "stg_goodput__events.sql").read_text()
+    for bound in (EARLIEST_TIME, LATEST_TIME, MAX_STEP, MAX_CHECKPOINT_SECONDS):
+        assert str(bound) in sql, bound

@@ -7,6 +7,7 @@ what a clean load of the intended content gives.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import json
 import math
@@ -17,9 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import duckdb
 import pytest
-from conftest import query, run_cli
+from conftest import dbt_build, query, run_cli
 from test_file_loader import landed, rejected, sample_entries
+
+from goodput_loader.simulate import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -239,10 +243,6 @@ POISON_TIMESTAMPS = {"2026-02-31T00:00:00Z": "not a calendar date", "0000-01-01T
 def test_poison_entries_are_rejected_and_every_healthy_run_builds_exactly(tmp_path):
     """Poison lines beside healthy runs: each is rejected with a reason, the healthy marts are
     exactly those of a warehouse that never saw them."""
-    import datetime as dt
-
-    from conftest import dbt_build
-
     start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
     healthy = [e for name in ("run-a", "run-b") for e in sample_entries(150, name=name)]
     template = dict(healthy[5], logName="projects/proj/logs/goodput_poisoned")
@@ -287,8 +287,6 @@ def small_disk(megabytes: int):
 
 
 def test_a_full_disk_says_so_and_the_next_load_resumes(tmp_path):
-    from goodput_loader.simulate import RunSpec, write_run
-
     path, _ = write_run(RunSpec(name="big", start=1_795_000_000.0, steps=20_000), tmp_path, "proj", compress=False)
     with small_disk(4) as disk:
         db = disk / "w.duckdb"
@@ -305,11 +303,6 @@ def test_a_full_disk_says_so_and_the_next_load_resumes(tmp_path):
 def test_poison_that_bypasses_the_loader_marks_only_its_run_invalid(tmp_path):
     """Entries written straight into the raw table (a log sink, an older loader): the run holding them
     is invalid with a reason, and every other run's marts are exactly those of a clean warehouse."""
-    import datetime as dt
-
-    import duckdb
-    from conftest import dbt_build
-
     healthy = [e for name in ("run-a", "run-b") for e in sample_entries(150, name=name)]
     poisoned = sample_entries(150, name="poisoned")
     clean_db, mixed_db = tmp_path / "clean.duckdb", tmp_path / "mixed.duckdb"

@@ -140,7 +140,6 @@ class _Stream(io.RawIOBase):
         self.problem: str | None = None
         self.gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
-        self._members = 0
         self._decompressor: Any = None
         self._input = b""
         self._output = b""
@@ -187,7 +186,6 @@ class _Stream(io.RawIOBase):
                           "every line of the gzip data before them was loaded")
                 return
             self._decompressor = zlib.decompressobj(wbits=31)
-            self._members += 1
         inflater = self._decompressor
         data = inflater.unconsumed_tail or self._input or self._read_raw()
         self._input = b""
@@ -308,9 +306,10 @@ class FileReader:
             digest, _ = _hash_prefix(raw, self.size)
         sha256 = digest.hexdigest()
         skip = 0
-        if self.before is not None and self.before.kind == "whole" and self.before.sha256 == sha256:
-            skip = (self.cursor.offset or 0) if self.cursor else 0
-            self.previous_timestamp_us = self.cursor.timestamp_us if self.cursor else None
+        if self.cursor is not None and self.before is not None and self.before.kind == "whole" \
+                and self.before.sha256 == sha256:  # the same array: skip what a stopped load committed
+            skip = self.cursor.offset or 0
+            self.previous_timestamp_us = self.cursor.timestamp_us
         state = self._state("whole", self.size, 0, sha256, complete=False)
         batch = Batch()
         record_no = 0

@@ -142,10 +142,9 @@ def _common_entry() -> str:
     JSON text here can hold.
     """
     lone_times = [k for k in TIME_KEYS if k != STEP_START_TIME and k not in CUSTOM_BADPUT_TIME_KEYS]
-    number = _TIME
     payload = (
-        f"""[{{]"{JOB_NAME}":{_PLAIN_STRING},("({_alternatives(lone_times)})":{number}"""
-        f"""|"{STEP_COUNT}":{_STEP},"{STEP_START_TIME}":{number})[}}]"""
+        f"""[{{]"{JOB_NAME}":{_PLAIN_STRING},("({_alternatives(lone_times)})":{_TIME}"""
+        f"""|"{STEP_COUNT}":{_STEP},"{STEP_START_TIME}":{_TIME})[}}]"""
     )
     texts = ", chr(10), ".join(["insert_id_text", "timestamp_text", "receive_text", "severity_text", "payload"])
     pattern = r"\n".join([_INSERT_ID, _TIMESTAMP, f"({_TIMESTAMP}|null)?", f"({_SEVERITY})?", payload])
