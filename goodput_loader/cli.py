@@ -313,7 +313,8 @@ def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple
 # ------------------------------------------------------------------- report
 @main.command()
 @duckdb_option
-@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable).")
+@click.option("--run", "runs", multiple=True,
+              help="Only these runs (repeatable): a run name (its run in every project) or PROJECT/RUN.")
 @click.option("--json", "as_json", is_flag=True, help="Print the marts' rows as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Read the marts even though the last dbt build of some model or test failed.")
@@ -335,7 +336,8 @@ def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_
 # ----------------------------------------------------------------- interval
 @main.command()
 @duckdb_option
-@click.option("--run", "run_name", required=True, help="The run.")
+@click.option("--run", "run_name", required=True,
+              help="The run: its name, or PROJECT/RUN when the name is used in several projects.")
 @click.option("--start", required=True, help="Interval start (ISO 8601; UTC when no offset).")
 @click.option("--end", required=True, help="Interval end (ISO 8601, or 'now').")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -373,7 +375,8 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
               "(the library always sets it; the dashboard groups by it). Omitted when not given.")
 @click.option("--replica-id", default="0", show_default=True, help="Resource label replica_id.")
 @click.option("--cluster-name", help="Optional metric label cluster_name, as the library adds it.")
-@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run).")
+@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run): "
+              "a run name (its run in every project) or PROJECT/RUN.")
 @click.option("--since", help="Oldest rolling window end to push (ISO 8601). Points older than ~25 h are "
               "dropped anyway: Cloud Monitoring refuses them.")
 @click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
@@ -396,7 +399,9 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
     time and ideal step time at each run's end, and interval Goodput/Badput for every
     rolling window. A push state in the warehouse remembers the last point per series:
-    running push again sends only what is new. Exit code 1 when any point failed.
+    running push again sends only what is new. Exit code 1 when any point failed, or when
+    runs of one name from several projects were selected (their series would be the same:
+    they are not pushed; name one with --run PROJECT/RUN).
     Nothing is sent while the last dbt build of some model or test failed.
 
     \b
@@ -426,5 +431,8 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
                    f"{summary['already_on_server']} already on the server, {len(summary['failed'])} failed)")
         for failure in summary["failed"][:20]:
             click.echo(f"failed: {failure['series']} at {failure['end_time']}: {failure['error']}", err=True)
-    if summary["failed"]:
+    for name, run_ids in summary["not_pushed_shared_names"].items():
+        click.echo(f"not pushed: run name {name!r} is used in several projects ({', '.join(run_ids)}) and their "
+                   f"series in {project} would be the same; push one with --run PROJECT/RUN", err=True)
+    if summary["failed"] or summary["not_pushed_shared_names"]:
         sys.exit(1)

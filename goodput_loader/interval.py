@@ -27,7 +27,8 @@ def _plain(value: Any) -> Any:
 
 def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
                      project_dir: str | None = None) -> dict[str, Any]:
-    """Productive time, Badput per bucket and disruptions of `run` inside [start, end]."""
+    """Productive time, Badput per bucket and disruptions of `run` (a run name, or PROJECT/RUN
+    when the name is used in several projects) inside [start, end]."""
     from dbt.cli.main import dbtRunner
 
     if end <= start:
@@ -49,11 +50,15 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
     if not rows:
         raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the run is not in "
                           "the marts, or has no job start, or the interval lies outside it")
+    run_ids = sorted({r["run_id"] for r in rows})
+    if len(run_ids) > 1:
+        raise LoaderError(f"run name {run!r} is used in several projects ({', '.join(run_ids)}): "
+                          "name one as --run PROJECT/RUN")
     measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
     first = rows[0]
     productive = measures[("PRODUCTIVE", None)]
     return {
-        "run_name": run,
+        "run_id": run_ids[0],
         "requested_start": _iso(start),
         "requested_end": _iso(end),
         "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from goodput_loader.errors import LoaderError
+from goodput_loader.runs import labels, select_runs
 
 BUCKET_ORDER = [
     "TPU_INITIALIZATION",
@@ -75,47 +76,49 @@ def failed_nodes(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
+    """Every selected run's cumulative row with its Badput breakdown and latest windows.
+
+    `runs` holds --run values: a run name (every project's run of that name) or PROJECT/RUN."""
     con = _connect(duckdb_path)
     try:
         if not allow_failed_build:
             refuse_failed_build(failed_nodes(con), "report")
-        where = "where run_name in (select unnest(?))" if runs else ""
-        params: list[Any] = [runs] if runs else []
-        cumulative = fetch_rows(con, f"select * from main.fct_goodput_cumulative {where} order by run_name", params)
+        cumulative = select_runs(
+            fetch_rows(con, "select * from main.fct_goodput_cumulative order by run_name, project_id", []), runs)
+        params: list[Any] = [[row["run_id"] for row in cumulative]]
+        where = "where run_id in (select unnest(?))"
         breakdown = fetch_rows(
             con,
-            f"""select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
+            f"""select run_id, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
                        gcm_badput_source, counts_against_goodput
                 from main.fct_badput_breakdown {where}
-                order by run_name, badput_type, custom_badput_event_type""",
+                order by run_id, badput_type, custom_badput_event_type""",
             params,
         )
-        rolling = fetch_rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_name, window_seconds",
-                        params)
+        rolling = fetch_rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_id, window_seconds",
+                             params)
         rolling_badput = fetch_rows(
             con,
-            f"""select run_name, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct
+            f"""select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct
                 from main.fct_badput_rolling_latest {where}
-                order by run_name, window_seconds, badput_type, custom_badput_event_type""",
+                order by run_id, window_seconds, badput_type, custom_badput_event_type""",
             params,
         )
     finally:
         con.close()
-    if runs:
-        missing = sorted(set(runs) - {row["run_name"] for row in cumulative})
-        if missing:
-            raise LoaderError(f"no such run in the marts: {', '.join(missing)}")
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in breakdown:
-        by_run.setdefault(row["run_name"], []).append(row)
+        by_run.setdefault(row.pop("run_id"), []).append(row)
     window_badput: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rolling_badput:
-        window_badput.setdefault((row.pop("run_name"), row.pop("window_seconds")), []).append(row)
+        window_badput.setdefault((row.pop("run_id"), row.pop("window_seconds")), []).append(row)
     windows: dict[str, list[dict[str, Any]]] = {}
     for row in rolling:
-        row["badput"] = window_badput.get((row["run_name"], row["window_seconds"]), [])
-        windows.setdefault(row["run_name"], []).append(row)
-    return {"runs": [{**row, "badput": by_run.get(row["run_name"], []), "windows": windows.get(row["run_name"], [])}
+        row["badput"] = window_badput.get((row["run_id"], row["window_seconds"]), [])
+        windows.setdefault(row["run_id"], []).append(row)
+    names = labels(cumulative)
+    return {"runs": [{**row, "label": names[row["run_id"]], "badput": by_run.get(row["run_id"], []),
+                      "windows": windows.get(row["run_id"], [])}
                      for row in cumulative]}
 
 
@@ -155,7 +158,7 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         if not run["is_valid"]:
             status = f"invalid: {run['invalid_reason']}"
         summary.add_row(
-            run["run_name"],
+            run["label"],
             status,
             _fmt_seconds(run["total_elapsed_seconds"]),
             _fmt_seconds(run["productive_seconds"]),
@@ -177,7 +180,7 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
                    header_style="bold")
     badput.add_column("badput")
     for run in runs:
-        badput.add_column(run["run_name"], justify="right")
+        badput.add_column(run["label"], justify="right")
     for label in labels:
         cells = []
         for run in runs:
@@ -200,7 +203,7 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
                                              if top["custom_badput_event_type"] else "")
                 top_label = f"{name} {top['badput_pct']:.2f}%"
             rolling.add_row(
-                run["run_name"],
+                run["label"],
                 window_label(window["window_seconds"]),
                 _fmt_seconds(window["elapsed_seconds"]),
                 "-" if window["goodput_pct"] is None else f"{window['goodput_pct']:.2f}",
@@ -214,7 +217,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
     """One interval's Goodput line and its Badput buckets."""
     console = console or Console(width=None if sys.stdout.isatty() else 160)
     goodput = "-" if data["goodput_pct"] is None else f"{data['goodput_pct']:.2f} %"
-    console.print(f"{data['run_name']}: {data['counted_from']} .. {data['counted_until']}  "
+    console.print(f"{data['run_id']}: {data['counted_from']} .. {data['counted_until']}  "
                   f"elapsed {_fmt_seconds(data['elapsed_seconds'])}  productive "
                   f"{_fmt_seconds(data['productive_seconds'])}  goodput {goodput}  "
                   f"disruptions {data['disruptions']}")

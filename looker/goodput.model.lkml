@@ -16,13 +16,13 @@ explore: runs {
   join: fct_goodput_cumulative {
     type: left_outer
     relationship: one_to_one
-    sql_on: ${fct_goodput_cumulative.run_name} = ${dim_runs.run_name} ;;
+    sql_on: ${fct_goodput_cumulative.run_id} = ${dim_runs.run_id} ;;
   }
 
   join: fct_badput_breakdown {
     type: left_outer
     relationship: one_to_many
-    sql_on: ${fct_badput_breakdown.run_name} = ${dim_runs.run_name} ;;
+    sql_on: ${fct_badput_breakdown.run_id} = ${dim_runs.run_id} ;;
   }
 }
 
@@ -36,7 +36,7 @@ explore: fct_goodput_rolling {
   join: fct_badput_rolling {
     type: left_outer
     relationship: one_to_many
-    sql_on: ${fct_badput_rolling.run_name} = ${fct_goodput_rolling.run_name}
+    sql_on: ${fct_badput_rolling.run_id} = ${fct_goodput_rolling.run_id}
       and ${fct_badput_rolling.window_seconds} = ${fct_goodput_rolling.window_seconds}
       and ${fct_badput_rolling.window_end_epoch} = ${fct_goodput_rolling.window_end_epoch} ;;
   }
@@ -44,6 +44,6 @@ explore: fct_goodput_rolling {
   join: dim_runs {
     type: left_outer
     relationship: many_to_one
-    sql_on: ${dim_runs.run_name} = ${fct_goodput_rolling.run_name} ;;
+    sql_on: ${dim_runs.run_id} = ${fct_goodput_rolling.run_id} ;;
   }
 }

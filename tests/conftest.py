@@ -68,9 +68,12 @@ def dbt_build(db: Path, as_of: dt.datetime, *extra: str) -> subprocess.Completed
     return result
 
 
-def cli_subprocess(*args: str) -> subprocess.CompletedProcess:
-    """goodput-loader in a subprocess, for commands that run dbt (it keeps global state per process)."""
+def cli_subprocess(*args: str, expect: int | None = 0) -> subprocess.CompletedProcess:
+    """goodput-loader in a subprocess, for commands that run dbt (it keeps global state per process);
+    check the exit code unless expect is None."""
     result = subprocess.run([str(BIN / "goodput-loader"), *map(str, args)], cwd=ROOT, capture_output=True,
                             text=True, timeout=600)
-    assert result.returncode == 0, f"goodput-loader {args} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    if expect is not None:
+        assert result.returncode == expect, (f"goodput-loader {args} exited {result.returncode}:\n"
+                                             f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
     return result

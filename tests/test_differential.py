@@ -69,7 +69,7 @@ def check_against_library(tmp_path: Path, runs: dict[str, list[dict[str, Any]]],
     db = land_runs(tmp_path, runs)
     dbt_build(db, as_of, "--", "--exclude", "test_type:data")
     columns = [c[0] for c in query(db, "describe fct_goodput_cumulative")]
-    ours = {row[0]: dict(zip(columns, row)) for row in query(db, "select * from fct_goodput_cumulative")}
+    ours = {row["run_name"]: row for row in (dict(zip(columns, r)) for r in query(db, "select * from fct_goodput_cumulative"))}
     buckets: dict[str, dict[tuple, tuple]] = {}
     for run, badput_type, sub, seconds, pct in query(
         db, "select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct from fct_badput_breakdown"

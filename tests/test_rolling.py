@@ -123,7 +123,7 @@ def check_rolling_properties(db: Path, grid: int, windows: list[int]) -> dict[st
         other = window.get(("OTHER", None), 0.0)
         if other < -TOLERANCE:
             problems.append(f"{key} negative OTHER {other}")
-        if r["run_name"] in non_overlapping:
+        if r["run_id"] in non_overlapping:
             counted = sum(v for k, v in window.items() if k[0] not in COUNTED_EXCLUDED)
             close(other, r["elapsed_seconds"] - r["productive_seconds"] - counted, f"{key} OTHER formula")
             formula_checked += 1
@@ -137,20 +137,20 @@ def non_overlapping_runs(db: Path) -> set[str]:
     found = rows(db, """
         with curve as (
             select
-                run_name,
+                run_id,
                 at_offset - value_at as slack,
                 min(at_offset - value_at) over (
-                    partition by run_name order by at_offset rows between 1 following and unbounded following
+                    partition by run_id order by at_offset rows between 1 following and unbounded following
                 ) as later_min,
                 slope_after
             from int_goodput__located_curves
             where measure = 'COUNTED'
         )
-        select run_name from curve
-        group by run_name
+        select run_id from curve
+        group by run_id
         having bool_and((later_min is null or slack <= later_min + 1e-9) and slope_after <= 1 + 1e-9)
     """)
-    return {r["run_name"] for r in found}
+    return {r["run_id"] for r in found}
 
 
 class LocatedRun:
@@ -201,14 +201,14 @@ class LocatedRun:
 
 def brute_force_windows(db: Path, sample: int, seed: int) -> None:
     """Recompute sampled window values straight from int_goodput__located_amounts."""
-    sanitized = {(r["run_name"], r["badput_type"], r["custom_badput_event_type"] or "")
+    sanitized = {(r["run_id"], r["badput_type"], r["custom_badput_event_type"] or "")
                  for r in rows(db, "select * from int_goodput__badput_buckets where was_sanitized")}
     amounts = defaultdict(list)
     for r in rows(db, "select * from int_goodput__located_amounts"):
-        if (r["run_name"], r["measure"], r["custom_badput_event_type"]) not in sanitized:
-            amounts[r["run_name"]].append(r)
-    located = {r["run_name"]: LocatedRun(r["elapsed_origin_epoch"], r["total_elapsed_seconds"], amounts[r["run_name"]])
-               for r in rows(db, "select run_name, elapsed_origin_epoch, total_elapsed_seconds "
+        if (r["run_id"], r["measure"], r["custom_badput_event_type"]) not in sanitized:
+            amounts[r["run_id"]].append(r)
+    located = {r["run_id"]: LocatedRun(r["elapsed_origin_epoch"], r["total_elapsed_seconds"], amounts[r["run_id"]])
+               for r in rows(db, "select run_id, elapsed_origin_epoch, total_elapsed_seconds "
                                  "from int_goodput__run_totals where total_elapsed_seconds > 0")}
     values = rows(db, "select * from int_goodput__rolling_values")
     rng = random.Random(seed)
@@ -216,14 +216,14 @@ def brute_force_windows(db: Path, sample: int, seed: int) -> None:
     picked = rng.sample(values, min(sample, len(values)))
     picked += rng.sample([v for v in values if v["measure"] == "OTHER"], min(sample // 3, len(values)))
     for v in picked:
-        run = located[v["run_name"]]
+        run = located[v["run_id"]]
         if v["measure"] == "OTHER":
             expected = run.other(v["end_offset"]) - run.other(v["start_offset"])
         else:
             at = run.cumulative(v["measure"], v["custom_badput_event_type"], [v["end_offset"], v["start_offset"]])
             expected = float(at[0] - at[1])
         if not math.isclose(expected, v["window_amount"], rel_tol=0, abs_tol=TOLERANCE):
-            problems.append(f"{v['run_name']} {v['measure']} {v['window_seconds']}@{v['window_end_epoch']}: "
+            problems.append(f"{v['run_id']} {v['measure']} {v['window_seconds']}@{v['window_end_epoch']}: "
                             f"sweep {v['window_amount']!r} brute force {expected!r}")
     assert not problems, "\n".join(problems[:40])
 

@@ -1,7 +1,8 @@
-"""Runs that are not one run: the same name in two projects, and a name reused for a new experiment.
+"""Runs are (project, run): the same name in two projects is two runs, each with its own numbers;
+a name reused for a new experiment within one project is flagged.
 
-Until runs are identified by (project, run) in every model, such a run is marked invalid with the
-reason, never reported as one merged run; every other run is computed as usual.
+Every model is keyed by run_id = <project_id>/<run_name>; the marts also carry project_id and
+run_name (the library's name, and the push's workload_id label). Commands take a name or PROJECT/RUN.
 """
 
 from __future__ import annotations
@@ -10,17 +11,21 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from conftest import dbt_build, query, run_cli
+from conftest import cli_subprocess, dbt_build, query, run_cli
 
+from goodput_loader.push.run import PushRequest, run_push
+from goodput_loader.push.series import Target
 from goodput_loader.simulate import RunSpec, log_entries
 
 AS_OF = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+START = 1_795_000_000.0
 
 
-def land(tmp_path: Path, entries: list[dict]) -> Path:
-    path = tmp_path / "entries.ndjson"
+def land(directory: Path, entries: list[dict]) -> Path:
+    directory.mkdir(exist_ok=True)
+    path = directory / "entries.ndjson"
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    db = tmp_path / "w.duckdb"
+    db = directory / "w.duckdb"
     run_cli("load", "--duckdb", db, path)
     return db
 
@@ -30,23 +35,84 @@ def cumulative(db: Path) -> dict[str, tuple]:
     return {row[0]: row[1:] for row in rows}
 
 
-def test_the_same_run_name_in_two_projects_is_invalid_not_merged(tmp_path):
-    a = list(log_entries(RunSpec(name="shared", start=1_795_000_000.0, steps=200), "proj-a"))
-    b = list(log_entries(RunSpec(name="shared", start=1_795_000_000.0, steps=150, seed=1), "proj-b"))
-    other = list(log_entries(RunSpec(name="alone", start=1_795_000_000.0, steps=100), "proj-a"))
-    db = land(tmp_path, a + b + other)
-    dbt_build(db, AS_OF)
-    runs = cumulative(db)
-    assert runs["shared"][0] is False and "logged under 2 log names" in runs["shared"][1]
-    assert runs["shared"][2] is None
-    assert runs["alone"][0] is True and 0 < runs["alone"][2] < 100
-    from goodput_loader.push.run import PushRequest, run_push
-    from goodput_loader.push.series import Target
+MART_KEYS = {
+    "fct_goodput_cumulative": "run_id",
+    "fct_badput_breakdown": "run_id, badput_type, custom_badput_event_type",
+    "fct_steps": "run_id, event_seq",
+    "fct_disruptions": "run_id, disruption_no",
+    "fct_goodput_rolling": "run_id, window_seconds, window_end_epoch",
+    "fct_badput_rolling": "run_id, window_seconds, window_end_epoch, badput_source",
+    "fct_goodput_rolling_latest": "run_id, window_seconds",
+    "fct_badput_rolling_latest": "run_id, window_seconds, badput_type, custom_badput_event_type",
+}
 
-    dry = run_push(PushRequest(duckdb_path=str(db), target=Target("proj-a", "l"), dry_run=True,
-                               now=dt.datetime.fromtimestamp(1_795_000_000 + 3 * 3600, dt.timezone.utc)))
-    workloads = {ts["resource"]["labels"]["workload_id"] for r in dry["requests"] for ts in r["timeSeries"]}
-    assert workloads == {"alone"}
+
+def mart_rows(db: Path, mart: str, project: str) -> list[tuple]:
+    return query(db, f"select * exclude (computed_at) from {mart} where project_id = ? order by {MART_KEYS[mart]}"
+                 if "rolling" in mart and "latest" not in mart else
+                 f"select * from {mart} where project_id = ? order by {MART_KEYS[mart]}", [project])
+
+
+def test_the_same_run_name_in_two_projects_is_two_runs(tmp_path):
+    a = list(log_entries(RunSpec(name="shared", start=START, steps=200, restarts=1), "proj-a"))
+    b = list(log_entries(RunSpec(name="shared", start=START + 600, steps=150, seed=1, restarts=1), "proj-b"))
+    other = list(log_entries(RunSpec(name="alone", start=START, steps=100), "proj-a"))
+    db = land(tmp_path / "both", a + b + other)
+    dbt_build(db, AS_OF)
+    rows = query(db, "select run_id, project_id, run_name, is_valid, goodput_pct from fct_goodput_cumulative "
+                     "order by run_id")
+    assert [r[:4] for r in rows] == [("proj-a/alone", "proj-a", "alone", True),
+                                      ("proj-a/shared", "proj-a", "shared", True),
+                                      ("proj-b/shared", "proj-b", "shared", True)]
+    assert rows[1][4] != rows[2][4]
+    assert query(db, "select run_id, status from dim_runs order by run_id") == [
+        ("proj-a/alone", "finished"), ("proj-a/shared", "finished"), ("proj-b/shared", "finished")]
+
+    # Each run's marts are exactly those of a warehouse holding only its project's entries.
+    alone_a = land(tmp_path / "a", a + other)
+    alone_b = land(tmp_path / "b", b)
+    dbt_build(alone_a, AS_OF)
+    dbt_build(alone_b, AS_OF)
+    for mart in MART_KEYS:
+        for project, single in (("proj-a", alone_a), ("proj-b", alone_b)):
+            expected = mart_rows(single, mart, project)
+            assert expected, mart
+            assert mart_rows(db, mart, project) == expected, (mart, project)
+
+    # report: a name matches its run in every project, labelled by run_id where shared
+    report = json.loads(run_cli("report", "--duckdb", db, "--json", "--run", "shared").stdout)
+    assert [(r["run_id"], r["label"]) for r in report["runs"]] == [("proj-a/shared", "proj-a/shared"),
+                                                                    ("proj-b/shared", "proj-b/shared")]
+    report = json.loads(run_cli("report", "--duckdb", db, "--json", "--run", "proj-b/shared", "--run", "alone").stdout)
+    assert [(r["run_id"], r["label"]) for r in report["runs"]] == [("proj-a/alone", "alone"),
+                                                                    ("proj-b/shared", "shared")]
+    assert "no such run in the marts: proj-c/shared" in run_cli(
+        "report", "--duckdb", db, "--run", "proj-c/shared", expect=1).stderr
+
+    # interval needs one run: a shared name is refused with the choices, PROJECT/RUN is answered
+    window = ["--start", "2026-11-18T11:30:00Z", "--end", "2026-11-18T12:30:00Z", "--json"]
+    refused = cli_subprocess("interval", "--duckdb", str(db), "--run", "shared", *window, expect=1)
+    assert "proj-a/shared, proj-b/shared" in refused.stderr and "Traceback" not in refused.stderr
+    answered = cli_subprocess("interval", "--duckdb", str(db), "--run", "proj-b/shared", *window)
+    assert json.loads(answered.stdout)["run_id"] == "proj-b/shared"
+
+    # push labels series by run name (the library's workload_id): two runs of one name would
+    # write the same series, so they are left out with the reason; one chosen by run_id is pushed.
+    now = dt.datetime.fromtimestamp(START + 3 * 3600, dt.timezone.utc)
+    dry = run_push(PushRequest(duckdb_path=str(db), target=Target("proj-a", "l"), dry_run=True, now=now))
+    assert dry["not_pushed_shared_names"] == {"shared": ["proj-a/shared", "proj-b/shared"]}
+    assert workloads(dry) == {"alone"}
+    dry = run_push(PushRequest(duckdb_path=str(db), target=Target("proj-b", "l"), runs=["proj-b/shared"],
+                               dry_run=True, now=now))
+    assert dry["not_pushed_shared_names"] == {} and workloads(dry) == {"shared"}
+    single = run_push(PushRequest(duckdb_path=str(alone_b), target=Target("proj-b", "l"), dry_run=True, now=now))
+    assert dry["requests"] == single["requests"]
+    cli = run_cli("push", "--duckdb", db, "--project", "proj-a", "--location", "l", "--dry-run", expect=1)
+    assert "not pushed: run name 'shared' is used in several projects" in cli.stderr
+
+
+def workloads(summary: dict) -> set[str]:
+    return {ts["resource"]["labels"]["workload_id"] for r in summary["requests"] for ts in r["timeSeries"]}
 
 
 def test_a_run_name_reused_for_a_new_experiment_is_flagged(tmp_path):

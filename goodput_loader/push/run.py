@@ -17,8 +17,9 @@ import duckdb
 
 from goodput_loader.errors import LoaderError
 from goodput_loader.push.sender import Sender, make_client
-from goodput_loader.report import FAILED_NODES_SQL, failed_nodes, fetch_rows, refuse_failed_build
 from goodput_loader.push.series import Plan, Point, Target, cumulative_points, interval_points, plan_requests, to_json
+from goodput_loader.report import FAILED_NODES_SQL, failed_nodes, fetch_rows, refuse_failed_build
+from goodput_loader.runs import select_runs, shared_names
 
 STATE_DDL = """
 create schema if not exists goodput_push;
@@ -190,34 +191,37 @@ class BigQueryMarts:
         self.client.close()
 
 
-def read_points(marts: Marts, request: PushRequest) -> list[Point]:
+def read_points(marts: Marts, request: PushRequest) -> tuple[list[Point], dict[str, list[str]]]:
     """Every point the marts hold for the selected runs: the cumulative values at each run's end,
-    and interval Goodput/Badput at every complete rolling window and at the run's end."""
-    runs_filter = "and run_name in {runs}" if request.runs else ""
-    runs = marts.rows(f"select * from {{t}}fct_goodput_cumulative where is_valid {runs_filter}", request.runs)
-    if request.runs:
-        missing = sorted(set(request.runs) - {r["run_name"] for r in runs})
-        if missing:
-            raise LoaderError(f"no valid Goodput in the marts for: {', '.join(missing)}")
-    names = [r["run_name"] for r in runs]
+    and interval Goodput/Badput at every complete rolling window and at the run's end.
+
+    Series are labelled by run name (workload_id), as the library's monitor labels them, so two
+    runs of one name from different projects would write into the same series of the target
+    project. Such runs are left out and returned by name with their run_ids: push one of them with
+    --run PROJECT/RUN."""
+    valid = marts.rows("select * from {t}fct_goodput_cumulative where is_valid", [])
+    runs = select_runs(valid, request.runs, what="valid Goodput in the marts for")
+    shared = shared_names(runs)
+    runs = [run for run in runs if run["run_name"] not in shared]
+    ids = [run["run_id"] for run in runs]
     breakdown: dict[str, list[dict[str, Any]]] = {}
-    for row in marts.rows("select * from {t}fct_badput_breakdown where run_name in {runs}", names):
-        breakdown.setdefault(row["run_name"], []).append(row)
-    points = [p for run in runs for p in cumulative_points(request.target, run, breakdown.get(run["run_name"], []))]
+    for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
+        breakdown.setdefault(row["run_id"], []).append(row)
+    points = [p for run in runs for p in cumulative_points(request.target, run, breakdown.get(run["run_id"], []))]
     since = "and window_end_at >= {since}" if request.since else ""
     goodput = marts.rows(f"""
         select run_name, window_seconds, window_end_at as end_at, goodput_pct from {{t}}fct_goodput_rolling
-        where not is_partial and run_name in {{runs}} {since}
+        where not is_partial and run_id in {{runs}} {since}
         union all
         select run_name, window_seconds, window_end_at, goodput_pct from {{t}}fct_goodput_rolling_latest
-        where run_name in {{runs}} {since}""", names, request.since)
+        where run_id in {{runs}} {since}""", ids, request.since)
     badput = marts.rows(f"""
         select run_name, window_seconds, window_end_at as end_at, badput_type, badput_source, badput_pct
-        from {{t}}fct_badput_rolling where not is_partial and run_name in {{runs}} {since}
+        from {{t}}fct_badput_rolling where not is_partial and run_id in {{runs}} {since}
         union all
         select run_name, window_seconds, window_end_at, badput_type, badput_source, badput_pct
-        from {{t}}fct_badput_rolling_latest where run_name in {{runs}} {since}""", names, request.since)
-    return points + interval_points(request.target, goodput, badput)
+        from {{t}}fct_badput_rolling_latest where run_id in {{runs}} {since}""", ids, request.since)
+    return points + interval_points(request.target, goodput, badput), shared
 
 
 def run_push(request: PushRequest) -> dict[str, Any]:
@@ -230,8 +234,10 @@ def run_push(request: PushRequest) -> dict[str, Any]:
     try:
         if not request.allow_failed_build:
             refuse_failed_build(marts.failed_nodes(), "push")
-        plan = plan_requests(read_points(marts, request), marts.pushed(), now)
+        points, shared = read_points(marts, request)
+        plan = plan_requests(points, marts.pushed(), now)
         summary: dict[str, Any] = _summary(plan)
+        summary["not_pushed_shared_names"] = shared
         if request.dry_run:
             summary["requests"] = [{"name": f"projects/{request.target.project}",
                                     "timeSeries": [to_json(p) for p in points]} for points in plan.requests]

@@ -1,8 +1,14 @@
 view: dim_runs {
   sql_table_name: `goodput.dim_runs` ;;
 
-  dimension: run_name {
+  dimension: run_id {
     primary_key: yes
+    description: "The run: project_id/run_name (the same name in two projects is two runs)."
+    type: string
+    sql: ${TABLE}.run_id ;;
+  }
+  dimension: run_name {
+    description: "The library's run name (workload_id in Cloud Monitoring)."
     type: string
     sql: ${TABLE}.run_name ;;
   }

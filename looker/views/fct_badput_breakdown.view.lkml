@@ -4,7 +4,16 @@ view: fct_badput_breakdown {
   dimension: key {
     primary_key: yes
     hidden: yes
-    sql: concat(${TABLE}.run_name, '/', ${TABLE}.gcm_badput_source) ;;
+    sql: concat(${TABLE}.run_id, '/', ${TABLE}.gcm_badput_source) ;;
+  }
+  dimension: run_id {
+    hidden: yes
+    type: string
+    sql: ${TABLE}.run_id ;;
+  }
+  dimension: project_id {
+    type: string
+    sql: ${TABLE}.project_id ;;
   }
   dimension: run_name {
     type: string

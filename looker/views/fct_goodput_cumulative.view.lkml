@@ -1,8 +1,18 @@
 view: fct_goodput_cumulative {
   sql_table_name: `goodput.fct_goodput_cumulative` ;;
 
-  dimension: run_name {
+  dimension: run_id {
     primary_key: yes
+    description: "The run: project_id/run_name (the same name in two projects is two runs)."
+    type: string
+    sql: ${TABLE}.run_id ;;
+  }
+  dimension: project_id {
+    type: string
+    sql: ${TABLE}.project_id ;;
+  }
+  dimension: run_name {
+    description: "The library's run name (workload_id in Cloud Monitoring)."
     type: string
     sql: ${TABLE}.run_name ;;
   }

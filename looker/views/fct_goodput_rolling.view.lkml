@@ -4,7 +4,16 @@ view: fct_goodput_rolling {
   dimension: key {
     primary_key: yes
     hidden: yes
-    sql: concat(${TABLE}.run_name, '/', cast(${TABLE}.window_seconds as string), '/', cast(${TABLE}.window_end_epoch as string)) ;;
+    sql: concat(${TABLE}.run_id, '/', cast(${TABLE}.window_seconds as string), '/', cast(${TABLE}.window_end_epoch as string)) ;;
+  }
+  dimension: run_id {
+    hidden: yes
+    type: string
+    sql: ${TABLE}.run_id ;;
+  }
+  dimension: project_id {
+    type: string
+    sql: ${TABLE}.project_id ;;
   }
   dimension: run_name {
     type: string

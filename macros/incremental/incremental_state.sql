@@ -14,7 +14,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(2) }}
+  {{ return(3) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

@@ -8,26 +8,32 @@
       dbt show --inline "{{ goodput_interval('my-run', '2026-12-01T00:00:00Z', '2026-12-01T06:00:00Z') }}"
       goodput-loader interval --run my-run --start 2026-12-01T00:00Z --end 2026-12-01T06:00Z
 
+  run: a run_id (`<project_id>/<run_name>`) or a run name; a name used in
+  several projects gives one set of rows per run (told apart by run_id).
+
   Cost: one sweep over the run's curve breakpoints.
 #}
 
-{% macro goodput_interval(run_name, start_at, end_at) -%}
+{% macro goodput_interval(run, start_at, end_at) -%}
 
 with
 
 requested as (
 
     select
-        cast({{ goodput_string_literal(run_name) }} as {{ dbt.type_string() }}) as run_name,
+        run_id,
         {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
         {{ goodput_iso_to_epoch(end_at) }} as end_epoch
+    from {{ ref('int_goodput__run_totals') }}
+    where run_id = {{ goodput_string_literal(run) }}
+        or run_name = {{ goodput_string_literal(run) }}
 
 ),
 
 interval_window as (
 
     select
-        run_name,
+        run_id,
         end_epoch - start_epoch as window_seconds,
         end_epoch as window_end_epoch
     from requested
@@ -46,7 +52,7 @@ interval_values as (
         interval_bounds.end_offset
     from interval_amounts
     inner join interval_bounds
-        on interval_bounds.run_name = interval_amounts.run_name
+        on interval_bounds.run_id = interval_amounts.run_id
 
 ),
 
@@ -65,7 +71,7 @@ totals as (
 measures as (
 
     select
-        run_name,
+        run_id,
         window_start_at,
         counted_until_at,
         elapsed_seconds,
@@ -78,7 +84,7 @@ measures as (
     union all
 
     select
-        run_name,
+        run_id,
         window_start_at,
         counted_until_at,
         elapsed_seconds,
@@ -91,7 +97,7 @@ measures as (
     union all
 
     select
-        run_name,
+        run_id,
         window_start_at,
         counted_until_at,
         elapsed_seconds,
@@ -104,7 +110,7 @@ measures as (
 )
 
 select
-    run_name,
+    run_id,
     window_start_at as counted_from_at,
     counted_until_at,
     elapsed_seconds,

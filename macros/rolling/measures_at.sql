@@ -2,9 +2,9 @@
   Cumulative value of every measure of int_goodput__located_curves at given
   offsets: a select to put in a CTE.
 
-  points: a relation or CTE with (run_name, at_offset), offsets in seconds
+  points: a relation or CTE with (run_id, at_offset), offsets in seconds
   since the run's elapsed origin, at most its total elapsed time, distinct.
-  Returns run_name, measure, custom_badput_event_type, at_offset,
+  Returns run_id, measure, custom_badput_event_type, at_offset,
   cumulative_amount; COUNTED comes back as OTHER (the slack that stays after
   every later overlap is paid for, see int_goodput__located_curves).
   Offsets at or before 0 are 0 for every measure.
@@ -23,7 +23,7 @@
     {{ exceptions.raise_compiler_error("goodput_measures_at: method must be 'sweep' or 'lookup', got " ~ method) }}
     {% endif %}
     select
-        run_name,
+        run_id,
         case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
         custom_badput_event_type,
         at_offset,
@@ -43,7 +43,7 @@
     point and measure, no sort of the whole curve. -#}
 {% macro goodput_lookup_breakpoints(points, curves) -%}
     select
-        last_breakpoints.run_name,
+        last_breakpoints.run_id,
         last_breakpoints.measure,
         last_breakpoints.custom_badput_event_type,
         last_breakpoints.at_offset,
@@ -53,7 +53,7 @@
         coalesce(curves.next_future_min, 1e300) as carried_future_min
     from (
         select
-            points.run_name,
+            points.run_id,
             curves.measure,
             curves.custom_badput_event_type,
             points.at_offset,
@@ -61,11 +61,11 @@
                 as last_breakpoint_offset
         from {{ points }} as points
         inner join {{ curves }} as curves
-            on curves.run_name = points.run_name
-        group by points.run_name, curves.measure, curves.custom_badput_event_type, points.at_offset
+            on curves.run_id = points.run_id
+        group by points.run_id, curves.measure, curves.custom_badput_event_type, points.at_offset
     ) as last_breakpoints
     left join {{ curves }} as curves
-        on curves.run_name = last_breakpoints.run_name
+        on curves.run_id = last_breakpoints.run_id
         and curves.measure = last_breakpoints.measure
         and curves.custom_badput_event_type = last_breakpoints.custom_badput_event_type
         and curves.at_offset = last_breakpoints.last_breakpoint_offset
@@ -103,7 +103,7 @@
 
 {% macro default__goodput_last_breakpoints(points, curves) -%}
     select
-        measures.run_name,
+        measures.run_id,
         measures.measure,
         measures.custom_badput_event_type,
         points.at_offset,
@@ -114,11 +114,11 @@
         coalesce(curves.next_future_min, 1e300) as carried_future_min
     from {{ points }} as points
     inner join (
-        select distinct run_name, measure, custom_badput_event_type from {{ curves }}
+        select distinct run_id, measure, custom_badput_event_type from {{ curves }}
     ) as measures
-        on measures.run_name = points.run_name
+        on measures.run_id = points.run_id
     asof left join {{ curves }} as curves
-        on curves.run_name = measures.run_name
+        on curves.run_id = measures.run_id
         and curves.measure = measures.measure
         and curves.custom_badput_event_type = measures.custom_badput_event_type
         and curves.at_offset <= points.at_offset
@@ -138,7 +138,7 @@
         from (
 
             select
-                run_name,
+                run_id,
                 measure,
                 custom_badput_event_type,
                 at_offset,
@@ -148,12 +148,12 @@
                 slope_after,
                 next_future_min
             from {{ curves }}
-            where run_name in (select run_name from {{ points }})
+            where run_id in (select run_id from {{ points }})
 
             union all
 
             select
-                points.run_name,
+                points.run_id,
                 measures.measure,
                 measures.custom_badput_event_type,
                 points.at_offset,
@@ -164,13 +164,13 @@
                 null
             from {{ points }} as points
             inner join (
-                select distinct run_name, measure, custom_badput_event_type from {{ curves }}
+                select distinct run_id, measure, custom_badput_event_type from {{ curves }}
             ) as measures
-                on measures.run_name = points.run_name
+                on measures.run_id = points.run_id
 
         ) as merged
         window sweep as (
-            partition by run_name, measure, custom_badput_event_type
+            partition by run_id, measure, custom_badput_event_type
             order by at_offset, is_point
             rows between unbounded preceding and current row
         )

@@ -1,7 +1,7 @@
 {#
   What every measure amounts to inside windows: CTEs to put in a `with`.
 
-  windows: a relation or CTE with (run_name, window_seconds, window_end_epoch):
+  windows: a relation or CTE with (run_id, window_seconds, window_end_epoch):
   the window is [window_end_epoch - window_seconds, window_end_epoch]. Each is
   cut at the run's elapsed origin (its first job start) and at its end (job end
   or evaluation time), as the cumulative mart counts time.
@@ -20,7 +20,7 @@
 {{ prefix }}_bounds as (
 
     select
-        windows.run_name,
+        windows.run_id,
         windows.window_seconds,
         windows.window_end_epoch,
         totals.elapsed_origin_epoch,
@@ -35,18 +35,18 @@
         ) as start_offset
     from {{ windows }} as windows
     inner join {{ ref('int_goodput__run_totals') }} as totals
-        on totals.run_name = windows.run_name
+        on totals.run_id = windows.run_id
     where totals.total_elapsed_seconds > 0
 
 ),
 
 {{ prefix }}_points as (
 
-    select distinct run_name, at_offset
+    select distinct run_id, at_offset
     from (
-        select run_name, end_offset as at_offset from {{ prefix }}_bounds
+        select run_id, end_offset as at_offset from {{ prefix }}_bounds
         union all
-        select run_name, start_offset from {{ prefix }}_bounds
+        select run_id, start_offset from {{ prefix }}_bounds
     ) as offsets
     where at_offset > 0
 
@@ -61,7 +61,7 @@
 {{ prefix }}_amounts as (
 
     select
-        bounds.run_name,
+        bounds.run_id,
         bounds.window_seconds,
         bounds.window_end_epoch,
         at_end.measure,
@@ -70,10 +70,10 @@
         coalesce(at_end.cumulative_amount, 0) as cumulative_amount
     from {{ prefix }}_bounds as bounds
     inner join {{ prefix }}_at_points as at_end
-        on at_end.run_name = bounds.run_name
+        on at_end.run_id = bounds.run_id
         and at_end.at_offset = bounds.end_offset
     left join {{ prefix }}_at_points as at_start
-        on at_start.run_name = bounds.run_name
+        on at_start.run_id = bounds.run_id
         and at_start.measure = at_end.measure
         and at_start.custom_badput_event_type = at_end.custom_badput_event_type
         and at_start.at_offset = bounds.start_offset

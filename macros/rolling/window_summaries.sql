@@ -10,7 +10,7 @@
     productive seconds and Goodput %, counted Badput (every bucket but
     DATA_LOADING_ASYNC, OTHER included) and disruptions inside it. -#}
 {% macro goodput_window_totals(values, extra=[]) -%}
-    {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
+    {%- set keys = ['run_id', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
                     'start_offset', 'end_offset'] + extra -%}
     select
         {% for key in keys %}{{ key }},
@@ -46,7 +46,7 @@
     complete=true: `values` already holds every bucket of the run in every
     window (int_goodput__rolling_values does), so no join fills them in. -#}
 {% macro goodput_window_buckets(values, extra=[], complete=false) -%}
-    {%- set keys = ['run_name', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
+    {%- set keys = ['run_id', 'window_seconds', 'window_end_epoch', 'elapsed_origin_epoch',
                     'start_offset', 'end_offset'] + extra -%}
     select
         {% for key in keys %}windows.{{ key }},
@@ -88,12 +88,12 @@
             window_values.window_amount
         from (select distinct {{ keys | join(', ') }} from {{ values }}) as run_windows
         inner join (
-            select distinct run_name, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type
+            select distinct run_id, badput_type, coalesce(custom_badput_event_type, '') as custom_badput_event_type
             from {{ ref('int_goodput__badput_buckets') }}
         ) as buckets
-            on buckets.run_name = run_windows.run_name
+            on buckets.run_id = run_windows.run_id
         left join {{ values }} as window_values
-            on window_values.run_name = run_windows.run_name
+            on window_values.run_id = run_windows.run_id
             and window_values.window_seconds = run_windows.window_seconds
             and window_values.window_end_epoch = run_windows.window_end_epoch
             and window_values.measure = buckets.badput_type

@@ -17,11 +17,11 @@ totals as (
 custom as (
 
     select
-        run_name,
+        run_id,
         custom_badput_event_type,
         sum(duration_seconds) as badput_seconds
     from {{ ref('int_goodput__custom_badput_in_steps') }}
-    group by run_name, custom_badput_event_type
+    group by run_id, custom_badput_event_type
 
 ),
 
@@ -41,7 +41,7 @@ unpivoted as (
 
     {% for badput_type, column in buckets %}
     select
-        run_name,
+        run_id,
         '{{ badput_type }}' as badput_type,
         cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
         {{ column }} as raw_seconds
@@ -49,7 +49,7 @@ unpivoted as (
     union all
     {% endfor %}
     select
-        custom.run_name,
+        custom.run_id,
         'CUSTOM_BADPUT_EVENTS' as badput_type,
         custom.custom_badput_event_type,
         custom.badput_seconds as raw_seconds
@@ -60,7 +60,7 @@ unpivoted as (
 sanitized as (
 
     select
-        unpivoted.run_name,
+        unpivoted.run_id,
         unpivoted.badput_type,
         unpivoted.custom_badput_event_type,
         unpivoted.raw_seconds,
@@ -72,7 +72,7 @@ sanitized as (
         end as badput_seconds
     from unpivoted
     inner join totals
-        on totals.run_name = unpivoted.run_name
+        on totals.run_id = unpivoted.run_id
     where totals.total_elapsed_seconds is not null
 
 ),
@@ -80,7 +80,7 @@ sanitized as (
 other as (
 
     select
-        totals.run_name,
+        totals.run_id,
         'OTHER' as badput_type,
         cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
         totals.total_elapsed_seconds - totals.productive_seconds - counted.counted_seconds as raw_seconds,
@@ -90,12 +90,12 @@ other as (
             as badput_seconds
     from totals
     inner join (
-        select run_name, sum(badput_seconds) as counted_seconds
+        select run_id, sum(badput_seconds) as counted_seconds
         from sanitized
         where badput_type != 'DATA_LOADING_ASYNC'
-        group by run_name
+        group by run_id
     ) as counted
-        on counted.run_name = totals.run_name
+        on counted.run_id = totals.run_id
 
 )
 

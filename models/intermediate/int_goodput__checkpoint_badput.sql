@@ -20,7 +20,7 @@ records as (
 keyed as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         case when checkpoint_event_type = 'save' then 'save' else 'restore' end as operation,
         checkpoint_step,
@@ -39,7 +39,7 @@ keyed as (
 per_step as (
 
     select
-        run_name,
+        run_id,
         operation,
         checkpoint_step,
         storage,
@@ -49,7 +49,7 @@ per_step as (
         min_by(started_epoch, event_seq) as first_started_epoch,
         min_by(logged_epoch, event_seq) as first_logged_epoch
     from keyed
-    group by run_name, operation, checkpoint_step, storage
+    group by run_id, operation, checkpoint_step, storage
 
 )
 

@@ -25,7 +25,7 @@ intervals as (
 interval_buckets as (
 
     select
-        intervals.run_name,
+        intervals.run_id,
         intervals.segment_no,
         intervals.event_seq,
         intervals.start_epoch,
@@ -54,7 +54,7 @@ custom_events as (
 attributed as (
 
     select
-        intervals.run_name,
+        intervals.run_id,
         intervals.segment_no,
         intervals.event_seq,
         custom_events.interval_subtype as custom_badput_event_type,
@@ -63,7 +63,7 @@ attributed as (
         custom_events.duration_seconds
     from interval_buckets as intervals
     inner join custom_events
-        on custom_events.run_name = intervals.run_name
+        on custom_events.run_id = intervals.run_id
         and custom_events.bucket = intervals.bucket
         and intervals.start_epoch <= custom_events.start_epoch
         and custom_events.end_epoch <= intervals.end_epoch
@@ -72,7 +72,7 @@ attributed as (
     union all
 
     select
-        intervals.run_name,
+        intervals.run_id,
         intervals.segment_no,
         intervals.event_seq,
         custom_events.interval_subtype,
@@ -81,7 +81,7 @@ attributed as (
         custom_events.duration_seconds
     from intervals
     inner join custom_events
-        on custom_events.run_name = intervals.run_name
+        on custom_events.run_id = intervals.run_id
         and intervals.start_epoch <= custom_events.start_epoch
         and custom_events.end_epoch <= intervals.end_epoch
     where custom_events.end_epoch < custom_events.start_epoch

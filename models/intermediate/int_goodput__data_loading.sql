@@ -30,10 +30,10 @@ ranked as (
     select
         intervals.*,
         row_number() over (
-            partition by run_name, end_segment_no order by end_seq
+            partition by run_id, end_segment_no order by end_seq
         ) as rank_in_segment,
         row_number() over (
-            partition by run_name, end_segment_no order by end_seq desc
+            partition by run_id, end_segment_no order by end_seq desc
         ) as rank_from_segment_end
     from intervals
 
@@ -42,7 +42,7 @@ ranked as (
 attributed as (
 
     select
-        ranked.run_name,
+        ranked.run_id,
         ranked.start_seq,
         ranked.end_seq,
         ranked.end_segment_no,
@@ -55,7 +55,7 @@ attributed as (
     from ranked
     -- a run without step entries has no segments, and still its first interval is sync
     left join restarts
-        on restarts.run_name = ranked.run_name
+        on restarts.run_id = ranked.run_id
         and restarts.segment_no = ranked.end_segment_no
 
 )

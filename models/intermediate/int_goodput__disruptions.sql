@@ -23,7 +23,7 @@ entries as (
 restart_points as (
 
     select
-        current_segment.run_name,
+        current_segment.run_id,
         current_segment.segment_no,
         current_segment.segment_start_seq as restart_seq,
         previous_segment.last_entry_step as last_step_before,
@@ -32,7 +32,7 @@ restart_points as (
         previous_segment.max_step as max_step_before
     from segments as current_segment
     inner join segments as previous_segment
-        on previous_segment.run_name = current_segment.run_name
+        on previous_segment.run_id = current_segment.run_id
         and previous_segment.segment_no = current_segment.segment_no - 1
     where current_segment.segment_no > 0
 
@@ -46,7 +46,7 @@ resumes as (
         resume_entry.step_start_epoch as resume_start_epoch
     from restart_points
     inner join entries as resume_entry
-        on resume_entry.run_name = restart_points.run_name
+        on resume_entry.run_id = restart_points.run_id
         and resume_entry.event_seq = restart_points.restart_seq
 
 ),
@@ -54,22 +54,22 @@ resumes as (
 job_starts_before as (
 
     select
-        resumes.run_name,
+        resumes.run_id,
         resumes.segment_no,
         max_by(job_start.job_start_epoch, job_start.event_seq) as job_start_epoch
     from resumes
     inner join entries as job_start
-        on job_start.run_name = resumes.run_name
+        on job_start.run_id = resumes.run_id
         and job_start.job_start_epoch is not null
         and job_start.event_seq < resumes.restart_seq
-    group by resumes.run_name, resumes.segment_no
+    group by resumes.run_id, resumes.segment_no
 
 ),
 
 final as (
 
     select
-        resumes.run_name,
+        resumes.run_id,
         resumes.segment_no as disruption_no,
         resumes.restart_seq,
         resumes.last_step_before,
@@ -86,7 +86,7 @@ final as (
         end as infrastructure_recovery_seconds
     from resumes
     left join job_starts_before
-        on job_starts_before.run_name = resumes.run_name
+        on job_starts_before.run_id = resumes.run_id
         and job_starts_before.segment_no = resumes.segment_no
 
 )

@@ -15,9 +15,10 @@ events as (
 counted as (
 
     select
+        run_id,
+        project_id,
         run_name,
-        log_name,
-        row_number() over (partition by run_name order by entry_at, insert_id) as event_seq,
+        row_number() over (partition by run_id order by entry_at, insert_id) as event_seq,
         event_kind,
         entry_at,
         event_epoch,

@@ -26,7 +26,7 @@ marked as (
         restarts.segment_no as restart_segment_no
     from entries
     left join restarts
-        on restarts.run_name = entries.run_name
+        on restarts.run_id = entries.run_id
         and restarts.segment_start_seq = entries.event_seq
 
 ),
@@ -37,7 +37,7 @@ segmented as (
         marked.*,
         coalesce(
             max(restart_segment_no) over (
-                partition by run_name order by event_seq rows between unbounded preceding and current row
+                partition by run_id order by event_seq rows between unbounded preceding and current row
             ),
             0
         ) as segment_no,

@@ -28,7 +28,7 @@ window_sizes as (
 latest_windows as (
 
     select
-        totals.run_name,
+        totals.run_id,
         window_sizes.window_seconds,
         totals.elapsed_origin_epoch + totals.total_elapsed_seconds as window_end_epoch
     from totals
@@ -41,7 +41,7 @@ latest_windows as (
 final as (
 
     select
-        latest_amounts.run_name,
+        latest_amounts.run_id,
         latest_amounts.window_seconds,
         latest_amounts.window_end_epoch,
         latest_bounds.start_offset,
@@ -52,7 +52,7 @@ final as (
         latest_amounts.window_amount
     from latest_amounts
     inner join latest_bounds
-        on latest_bounds.run_name = latest_amounts.run_name
+        on latest_bounds.run_id = latest_amounts.run_id
         and latest_bounds.window_seconds = latest_amounts.window_seconds
 
 )

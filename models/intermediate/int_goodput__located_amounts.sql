@@ -85,7 +85,7 @@ entries as (
 step_amounts as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         'PRODUCTIVE' as measure,
         {{ no_type }} as custom_badput_event_type,
@@ -99,7 +99,7 @@ step_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         segment_no,
         'PRODUCTIVE',
         {{ no_type }},
@@ -113,7 +113,7 @@ step_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         segment_no,
         'WASTED_PROGRESS_FROM_DISRUPTION',
         {{ no_type }},
@@ -129,7 +129,7 @@ step_amounts as (
 custom_amounts as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         measure,
         case when measure = 'PRODUCTIVE' then '' else custom_badput_event_type end as custom_badput_event_type,
@@ -149,7 +149,7 @@ custom_amounts as (
 first_steps as (
 
     select
-        productive_time.run_name,
+        productive_time.run_id,
         productive_time.segment_no,
         productive_time.start_epoch,
         productive_time.end_epoch,
@@ -157,7 +157,7 @@ first_steps as (
             as startup_seconds
     from productive_time
     inner join segments
-        on segments.run_name = productive_time.run_name
+        on segments.run_id = productive_time.run_id
         and segments.segment_no = productive_time.segment_no
     where productive_time.interval_class = 'productive'
         and productive_time.is_first_step
@@ -168,7 +168,7 @@ first_steps as (
 startup_amounts as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         measure,
         {{ no_type }} as custom_badput_event_type,
@@ -188,7 +188,7 @@ startup_amounts as (
 last_step_amounts as (
 
     select
-        totals.run_name,
+        totals.run_id,
         segments.segment_no,
         'PRODUCTIVE' as measure,
         {{ no_type }} as custom_badput_event_type,
@@ -198,7 +198,7 @@ last_step_amounts as (
         totals.last_job_end_epoch - segments.max_step_start_epoch as amount
     from totals
     inner join segments
-        on segments.run_name = totals.run_name
+        on segments.run_id = totals.run_id
         and segments.is_final_segment
     where totals.last_job_end_epoch is not null
 
@@ -207,7 +207,7 @@ last_step_amounts as (
 checkpoint_located as (
 
     select
-        checkpoints.run_name,
+        checkpoints.run_id,
         coalesce(entries.segment_no, 0) as segment_no,
         checkpoints.operation,
         checkpoints.mean_duration_seconds,
@@ -215,20 +215,20 @@ checkpoint_located as (
             checkpoints.first_started_epoch,
             checkpoints.first_logged_epoch - checkpoints.mean_duration_seconds
         ) as start_epoch,
-        steps_recorded.run_name is not null as run_has_steps
+        steps_recorded.run_id is not null as run_has_steps
     from checkpoints
     left join entries
-        on entries.run_name = checkpoints.run_name
+        on entries.run_id = checkpoints.run_id
         and entries.event_seq = checkpoints.first_event_seq
-    left join (select run_name from segments where is_final_segment) as steps_recorded
-        on steps_recorded.run_name = checkpoints.run_name
+    left join (select run_id from segments where is_final_segment) as steps_recorded
+        on steps_recorded.run_id = checkpoints.run_id
 
 ),
 
 checkpoint_amounts as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         case
             when operation = 'restore' then 'UNPRODUCTIVE_CHECKPOINT_RESTORE_TIME'
@@ -244,7 +244,7 @@ checkpoint_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         segment_no,
         'PRODUCTIVE',
         {{ no_type }},
@@ -260,7 +260,7 @@ checkpoint_amounts as (
 interval_amounts as (
 
     select
-        run_name,
+        run_id,
         end_segment_no as segment_no,
         case
             when interval_kind = 'tpu_initialization' then 'TPU_INITIALIZATION'
@@ -276,7 +276,7 @@ interval_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         end_segment_no,
         'DATA_LOADING_SYNC',
         {{ no_type }},
@@ -290,7 +290,7 @@ interval_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         end_segment_no,
         'DATA_LOADING_ASYNC',
         {{ no_type }},
@@ -306,7 +306,7 @@ interval_amounts as (
 disruption_amounts as (
 
     select
-        run_name,
+        run_id,
         disruption_no as segment_no,
         'INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION' as measure,
         {{ no_type }} as custom_badput_event_type,
@@ -320,7 +320,7 @@ disruption_amounts as (
     union all
 
     select
-        run_name,
+        run_id,
         disruption_no,
         'DISRUPTIONS',
         {{ no_type }},
@@ -353,7 +353,7 @@ unioned as (
 final as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         measure,
         custom_badput_event_type,

@@ -42,7 +42,7 @@ totals as (
 sanitized as (
 
     select
-        run_name,
+        run_id,
         badput_type,
         coalesce(custom_badput_event_type, '') as custom_badput_event_type
     from {{ ref('int_goodput__badput_buckets') }}
@@ -53,7 +53,7 @@ sanitized as (
 kept as (
 
     select
-        amounts.run_name,
+        amounts.run_id,
         amounts.measure,
         amounts.custom_badput_event_type,
         totals.total_elapsed_seconds,
@@ -64,34 +64,34 @@ kept as (
         amounts.amount
     from amounts
     inner join totals
-        on totals.run_name = amounts.run_name
+        on totals.run_id = amounts.run_id
     left join sanitized
-        on sanitized.run_name = amounts.run_name
+        on sanitized.run_id = amounts.run_id
         and sanitized.badput_type = amounts.measure
         and sanitized.custom_badput_event_type = amounts.custom_badput_event_type
-    where sanitized.run_name is null
+    where sanitized.run_id is null
 
 ),
 
 with_counted as (
 
-    select run_name, measure, custom_badput_event_type, start_offset, end_offset, amount
+    select run_id, measure, custom_badput_event_type, start_offset, end_offset, amount
     from kept
 
     union all
 
-    select run_name, 'COUNTED', '', start_offset, end_offset, amount
+    select run_id, 'COUNTED', '', start_offset, end_offset, amount
     from kept
     where measure not in ('DATA_LOADING_ASYNC', 'DISRUPTIONS')
 
     union all
 
     -- the job's two ends are breakpoints of COUNTED, so S is linear between its breakpoints
-    select run_name, 'COUNTED', '', edge.at_offset, edge.at_offset, 0
+    select run_id, 'COUNTED', '', edge.at_offset, edge.at_offset, 0
     from (
-        select run_name, 0.0 as at_offset from totals
+        select run_id, 0.0 as at_offset from totals
         union all
-        select run_name, total_elapsed_seconds from totals
+        select run_id, total_elapsed_seconds from totals
     ) as edge
 
 ),
@@ -104,7 +104,7 @@ events as (
     {% set is_span = "end_offset - start_offset > 1e-6" %}
     {% set slope = "amount / (end_offset - start_offset)" %}
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         start_offset as at_offset,
@@ -118,7 +118,7 @@ events as (
     union all
 
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         end_offset,
@@ -133,7 +133,7 @@ events as (
 breakpoints as (
 
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         at_offset,
@@ -141,7 +141,7 @@ breakpoints as (
         sum(slope_delta) as slope_delta,
         sum(intercept_delta) as intercept_delta
     from events
-    group by run_name, measure, custom_badput_event_type, at_offset
+    group by run_id, measure, custom_badput_event_type, at_offset
 
 ),
 
@@ -151,7 +151,7 @@ breakpoints as (
 running as (
 
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         at_offset,
@@ -160,7 +160,7 @@ running as (
         {{ goodput_float('sum(intercept_delta) over by_offset') }} as intercept_after
     from breakpoints
     window by_offset as (
-        partition by run_name, measure, custom_badput_event_type
+        partition by run_id, measure, custom_badput_event_type
         order by at_offset
         rows between unbounded preceding and current row
     )
@@ -170,7 +170,7 @@ running as (
 valued as (
 
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         at_offset,
@@ -197,7 +197,7 @@ slack as (
 final as (
 
     select
-        run_name,
+        run_id,
         measure,
         custom_badput_event_type,
         at_offset,
@@ -206,7 +206,7 @@ final as (
         -- a running minimum from the end (DuckDB: 1.3 s where the "1 following and
         -- unbounded following" frame took 11 s at 4M breakpoints)
         min(lowest_slack_here) over (
-            partition by run_name, measure, custom_badput_event_type
+            partition by run_id, measure, custom_badput_event_type
             order by at_offset desc
             rows between unbounded preceding and 1 preceding
         ) as next_future_min

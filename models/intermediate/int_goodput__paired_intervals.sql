@@ -24,7 +24,7 @@ boundary_events as (
     ] %}
     {% for kind, start_column, end_column in kinds %}
     select
-        run_name,
+        run_id,
         event_seq,
         segment_no,
         '{{ kind }}' as interval_kind,
@@ -51,7 +51,7 @@ with_previous as (
         lag(event_seq) over by_kind as previous_seq
     from boundary_events
     window by_kind as (
-        partition by run_name, interval_kind, interval_subtype order by event_seq
+        partition by run_id, interval_kind, interval_subtype order by event_seq
     )
 
 ),
@@ -59,7 +59,7 @@ with_previous as (
 paired as (
 
     select
-        run_name,
+        run_id,
         interval_kind,
         interval_subtype,
         previous_seq as start_seq,

@@ -23,11 +23,11 @@ entries as (
 steps as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         step_count,
         lag(event_seq) over (
-            partition by run_name, step_count order by event_seq
+            partition by run_id, step_count order by event_seq
         ) as previous_same_step_seq
     from entries
     where step_start_epoch is not null
@@ -36,7 +36,7 @@ steps as (
 
 repeated_steps as (
 
-    select run_name, event_seq, previous_same_step_seq
+    select run_id, event_seq, previous_same_step_seq
     from steps
     where previous_same_step_seq is not null
 
@@ -46,7 +46,7 @@ lookup_points as (
 
     -- thresholds: candidate i is the next restart of every r <= p(i)
     select
-        run_name,
+        run_id,
         previous_same_step_seq as lookup_key,
         1 as point_order,
         event_seq as candidate_seq
@@ -56,7 +56,7 @@ lookup_points as (
 
     -- queries: each candidate as a possible segment start
     select
-        run_name,
+        run_id,
         event_seq as lookup_key,
         0 as point_order,
         cast(null as {{ dbt.type_bigint() }}) as candidate_seq
@@ -66,7 +66,7 @@ lookup_points as (
 
     -- the first segment starts before every entry
     select distinct
-        run_name,
+        run_id,
         cast(0 as {{ dbt.type_bigint() }}) as lookup_key,
         0 as point_order,
         cast(null as {{ dbt.type_bigint() }}) as candidate_seq
@@ -77,13 +77,13 @@ lookup_points as (
 next_restart as (
 
     select
-        run_name,
+        run_id,
         lookup_key as segment_start_seq,
         point_order,
         -- the suffix minimum taken from the end: the same rows, and on DuckDB a
         -- running frame is far cheaper than one that ends at unbounded following
         min(candidate_seq) over (
-            partition by run_name
+            partition by run_id
             order by lookup_key desc, point_order desc
             rows between unbounded preceding and current row
         ) as next_restart_seq
@@ -93,7 +93,7 @@ next_restart as (
 
 segment_starts as (
 
-    select run_name, segment_start_seq, next_restart_seq
+    select run_id, segment_start_seq, next_restart_seq
     from next_restart
     where point_order = 0
 
@@ -102,7 +102,7 @@ segment_starts as (
 chain as (
 
     select
-        run_name,
+        run_id,
         cast(0 as {{ dbt.type_bigint() }}) as segment_no,
         segment_start_seq,
         next_restart_seq
@@ -112,19 +112,19 @@ chain as (
     union all
 
     select
-        chain.run_name,
+        chain.run_id,
         chain.segment_no + 1 as segment_no,
         segment_starts.segment_start_seq,
         segment_starts.next_restart_seq
     from chain
     inner join segment_starts
-        on segment_starts.run_name = chain.run_name
+        on segment_starts.run_id = chain.run_id
         and segment_starts.segment_start_seq = chain.next_restart_seq
 
 )
 
 select
-    run_name,
+    run_id,
     segment_no,
     segment_start_seq,
     next_restart_seq as segment_end_seq

@@ -3,10 +3,10 @@
         materialized='incremental',
         incremental_strategy=goodput_incremental_strategy(),
         unique_key=goodput_incremental_key(
-            ['run_name', 'window_end_epoch'], ['window_seconds', 'measure', 'custom_badput_event_type']
+            ['run_id', 'window_end_epoch'], ['window_seconds', 'measure', 'custom_badput_event_type']
         ),
         partition_by=goodput_partition_by('computed_at'),
-        cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
+        cluster_by=goodput_cluster_by(['run_id', 'window_seconds']),
         on_schema_change='fail',
         post_hook=goodput_incremental_state_hooks()
     )
@@ -45,16 +45,16 @@ totals as (
 
 final_segments as (
 
-    select run_name, max(segment_no) as final_segment_no
+    select run_id, max(segment_no) as final_segment_no
     from {{ ref('int_goodput__restarts') }}
-    group by run_name
+    group by run_id
 
 ),
 
 runs as (
 
     select
-        totals.run_name,
+        totals.run_id,
         totals.elapsed_origin_epoch,
         cast(floor(totals.elapsed_origin_epoch / {{ grid }}) + 1 as {{ dbt.type_bigint() }}) * {{ grid }}
             as first_window_end_epoch,
@@ -63,7 +63,7 @@ runs as (
         coalesce(final_segments.final_segment_no, 0) as final_segment_no
     from totals
     left join final_segments
-        on final_segments.run_name = totals.run_name
+        on final_segments.run_id = totals.run_id
 
 ),
 
@@ -72,31 +72,31 @@ runs as (
 previous as (
 
     select
-        run_name,
+        run_id,
         max(final_segment_no) as previous_final_segment_no,
         max(window_end_epoch) as previous_last_end_epoch
     from {{ this }}
-    group by run_name
+    group by run_id
 
 ),
 
 moved as (
 
     select
-        amounts.run_name,
+        amounts.run_id,
         min(amounts.start_epoch) as first_start_epoch
     from {{ ref('int_goodput__located_amounts') }} as amounts
     inner join previous
-        on previous.run_name = amounts.run_name
+        on previous.run_id = amounts.run_id
         and amounts.segment_no >= previous.previous_final_segment_no
-    group by amounts.run_name
+    group by amounts.run_id
 
 ),
 
 candidates as (
 
     select
-        runs.run_name,
+        runs.run_id,
         greatest(
             runs.first_window_end_epoch,
             cast(
@@ -111,9 +111,9 @@ candidates as (
         {{ windows | map('int') | min }} as window_seconds
     from runs
     inner join previous
-        on previous.run_name = runs.run_name
+        on previous.run_id = runs.run_id
     left join moved
-        on moved.run_name = runs.run_name
+        on moved.run_id = runs.run_id
 
 ),
 
@@ -122,13 +122,13 @@ candidates as (
 stored as (
 
     select
-        stored.run_name,
+        stored.run_id,
         stored.measure,
         stored.custom_badput_event_type,
         stored.cumulative_amount
     from {{ this }} as stored
     inner join candidates
-        on candidates.run_name = stored.run_name
+        on candidates.run_id = stored.run_id
         and candidates.window_end_epoch = stored.window_end_epoch
         and candidates.window_seconds = stored.window_seconds
 
@@ -136,10 +136,10 @@ stored as (
 
 changed_before as (
 
-    select distinct coalesce(check_amounts.run_name, stored.run_name) as run_name
+    select distinct coalesce(check_amounts.run_id, stored.run_id) as run_id
     from check_amounts
     full outer join stored
-        on stored.run_name = check_amounts.run_name
+        on stored.run_id = check_amounts.run_id
         and stored.measure = check_amounts.measure
         and stored.custom_badput_event_type = check_amounts.custom_badput_event_type
     -- a measure missing on one side counts as 0 there (stored rows include every bucket)
@@ -151,17 +151,17 @@ changed_before as (
 recompute_from as (
 
     select
-        runs.run_name,
+        runs.run_id,
         case
-            when candidates.run_name is null or changed_before.run_name is not null
+            when candidates.run_id is null or changed_before.run_id is not null
                 then runs.first_window_end_epoch
             else candidates.window_end_epoch
         end as from_epoch
     from runs
     left join candidates
-        on candidates.run_name = runs.run_name
+        on candidates.run_id = runs.run_id
     left join changed_before
-        on changed_before.run_name = runs.run_name
+        on changed_before.run_id = runs.run_id
 
 ),
 
@@ -184,15 +184,15 @@ recompute_from as (
 grid as (
 
     select
-        runs.run_name,
+        runs.run_id,
         window_end_epoch,
         least(greatest(window_end_epoch - runs.elapsed_origin_epoch, 0), totals.total_elapsed_seconds) as at_offset
     from runs
     inner join totals
-        on totals.run_name = runs.run_name
+        on totals.run_id = runs.run_id
     {% if is_incremental() %}
     inner join recompute_from
-        on recompute_from.run_name = runs.run_name
+        on recompute_from.run_id = runs.run_id
     {{ goodput_join_series(
         'greatest(runs.first_window_end_epoch, recompute_from.from_epoch - ' ~ longest ~ ')',
         'runs.last_window_end_epoch', grid, 'window_end_epoch') }}
@@ -204,14 +204,14 @@ grid as (
 
 sweep_points as (
 
-    select run_name, at_offset from grid
+    select run_id, at_offset from grid
     {% if off_grid %}
     union
-    select grid.run_name, least(greatest(grid.window_end_epoch - off_grid.window_seconds - runs.elapsed_origin_epoch, 0),
+    select grid.run_id, least(greatest(grid.window_end_epoch - off_grid.window_seconds - runs.elapsed_origin_epoch, 0),
                                 grid.at_offset) as at_offset
     from grid
     inner join runs
-        on runs.run_name = grid.run_name
+        on runs.run_id = grid.run_id
     cross join (
         {% for size in off_grid %}
         select {{ size }} as window_seconds{{ " union all" if not loop.last }}
@@ -241,21 +241,21 @@ run_measures as (
     -- every measure of the run, so a recomputed window replaces all its rows
     -- (a bucket that becomes sanitised loses its curve, and shows 0)
     select distinct
-        run_name,
+        run_id,
         badput_type as measure,
         coalesce(custom_badput_event_type, '') as custom_badput_event_type
     from {{ ref('int_goodput__badput_buckets') }}
     union all
-    select run_name, 'PRODUCTIVE', '' from runs
+    select run_id, 'PRODUCTIVE', '' from runs
     union all
-    select run_name, 'DISRUPTIONS', '' from runs
+    select run_id, 'DISRUPTIONS', '' from runs
 
 ),
 
 curve_values as (
 
     select
-        grid.run_name,
+        grid.run_id,
         grid.window_end_epoch,
         grid.at_offset as end_offset,
         grid_values.measure,
@@ -263,10 +263,10 @@ curve_values as (
         grid_values.cumulative_amount
     from grid_values
     inner join grid
-        on grid.run_name = grid_values.run_name
+        on grid.run_id = grid_values.run_id
         and grid.at_offset = grid_values.at_offset
     inner join run_measures
-        on run_measures.run_name = grid_values.run_name
+        on run_measures.run_id = grid_values.run_id
         and run_measures.measure = grid_values.measure
         and run_measures.custom_badput_event_type = grid_values.custom_badput_event_type
 
@@ -276,7 +276,7 @@ without_curve as (
 
     -- measures with nothing located (or sanitised away): 0 in every window
     select
-        grid.run_name,
+        grid.run_id,
         grid.window_end_epoch,
         grid.at_offset as end_offset,
         run_measures.measure,
@@ -284,11 +284,11 @@ without_curve as (
         0 as cumulative_amount
     from run_measures
     inner join grid
-        on grid.run_name = run_measures.run_name
+        on grid.run_id = run_measures.run_id
     where not exists (
         select 1
         from {{ ref('int_goodput__located_curves') }} as curves
-        where curves.run_name = run_measures.run_name
+        where curves.run_id = run_measures.run_id
             and case when curves.measure = 'COUNTED' then 'OTHER' else curves.measure end = run_measures.measure
             and curves.custom_badput_event_type = run_measures.custom_badput_event_type
     )
@@ -307,7 +307,7 @@ lagged as (
         union all
         select * from without_curve
     ) as all_values
-    window by_end as (partition by run_name, measure, custom_badput_event_type order by window_end_epoch)
+    window by_end as (partition by run_id, measure, custom_badput_event_type order by window_end_epoch)
 
 ),
 
@@ -325,12 +325,12 @@ windowed as (
     from lagged
     cross join window_sizes
     inner join runs
-        on runs.run_name = lagged.run_name
+        on runs.run_id = lagged.run_id
     inner join totals
-        on totals.run_name = lagged.run_name
+        on totals.run_id = lagged.run_id
     {% if is_incremental() %}
     inner join recompute_from
-        on recompute_from.run_name = lagged.run_name
+        on recompute_from.run_id = lagged.run_id
     where lagged.window_end_epoch >= recompute_from.from_epoch
     {% endif %}
 
@@ -339,7 +339,7 @@ windowed as (
 final as (
 
     select
-        windowed.run_name,
+        windowed.run_id,
         windowed.window_seconds,
         windowed.window_end_epoch,
         windowed.start_offset,
@@ -364,7 +364,7 @@ final as (
     {% if off_grid %}
     left join grid_values as at_start
         on windowed.window_seconds in ({{ off_grid | join(', ') }})
-        and at_start.run_name = windowed.run_name
+        and at_start.run_id = windowed.run_id
         and at_start.measure = windowed.measure
         and at_start.custom_badput_event_type = windowed.custom_badput_event_type
         and at_start.at_offset = windowed.start_offset

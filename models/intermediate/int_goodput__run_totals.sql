@@ -25,30 +25,30 @@ segments as (
 
 job_starts as (
 
-    select run_name, min_by(job_start_epoch, event_seq) as first_job_start_epoch
+    select run_id, min_by(job_start_epoch, event_seq) as first_job_start_epoch
     from entries
     where job_start_epoch is not null
-    group by run_name
+    group by run_id
 
 ),
 
 job_ends as (
 
-    select run_name, max_by(job_end_epoch, event_seq) as last_job_end_epoch
+    select run_id, max_by(job_end_epoch, event_seq) as last_job_end_epoch
     from entries
     where job_end_epoch is not null
-    group by run_name
+    group by run_id
 
 ),
 
 job_events as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         job_start_epoch,
         max(job_end_epoch) over (
-            partition by run_name order by event_seq rows between unbounded preceding and 1 preceding
+            partition by run_id order by event_seq rows between unbounded preceding and 1 preceding
         ) as previous_job_end_epoch
     from entries
     where job_start_epoch is not null or job_end_epoch is not null
@@ -58,7 +58,7 @@ job_events as (
 late_starts as (
 
     -- a job start long after a job end: the library takes it for a restart of the ended job
-    select run_name, event_seq
+    select run_id, event_seq
     from job_events
     where job_start_epoch - previous_job_end_epoch > {{ var('goodput_stall_seconds', 3600) }}
 
@@ -66,72 +66,74 @@ late_starts as (
 
 first_steps_after_late_starts as (
 
-    select late_starts.run_name, late_starts.event_seq, min(steps.event_seq) as first_step_seq
+    select late_starts.run_id, late_starts.event_seq, min(steps.event_seq) as first_step_seq
     from late_starts
     inner join entries as steps
-        on steps.run_name = late_starts.run_name
+        on steps.run_id = late_starts.run_id
         and steps.event_seq > late_starts.event_seq
         and steps.step_count is not null
-    group by late_starts.run_name, late_starts.event_seq
+    group by late_starts.run_id, late_starts.event_seq
 
 ),
 
 reused_names as (
 
     -- ... whose steps count from 0 again: a new experiment logged under the old run name
-    select first_steps.run_name, count(*) as reused_name_starts
+    select first_steps.run_id, count(*) as reused_name_starts
     from first_steps_after_late_starts as first_steps
     inner join entries as steps
-        on steps.run_name = first_steps.run_name
+        on steps.run_id = first_steps.run_id
         and steps.event_seq = first_steps.first_step_seq
     where steps.step_count = 0
-    group by first_steps.run_name
+    group by first_steps.run_id
 
 ),
 
 job_bounds as (
 
     select
-        runs.run_name,
+        runs.run_id,
         coalesce(reused_names.reused_name_starts, 0) as reused_name_starts,
         runs.counted_entries,
         runs.implausible_entries,
-        runs.log_names,
+        runs.project_id,
+        runs.run_name,
         runs.last_entry_epoch,
         job_starts.first_job_start_epoch,
         job_ends.last_job_end_epoch
     from (
         select
-            run_name,
+            run_id,
             count(*) as counted_entries,
             sum(case when event_kind = 'implausible' then 1 else 0 end) as implausible_entries,
-            count(distinct log_name) as log_names,
+            min(project_id) as project_id,
+            min(run_name) as run_name,
             max({{ goodput_timestamp_to_epoch('entry_at') }}) as last_entry_epoch
         from entries
-        group by run_name
+        group by run_id
     ) as runs
-    left join job_starts on job_starts.run_name = runs.run_name
-    left join job_ends on job_ends.run_name = runs.run_name
-    left join reused_names on reused_names.run_name = runs.run_name
+    left join job_starts on job_starts.run_id = runs.run_id
+    left join job_ends on job_ends.run_id = runs.run_id
+    left join reused_names on reused_names.run_id = runs.run_id
 
 ),
 
 segment_totals as (
 
     select
-        run_name,
+        run_id,
         sum(productive_seconds) as segment_productive_seconds,
         sum(program_startup_seconds) as program_startup_seconds,
         sum(wasted_seconds) as wasted_progress_seconds,
         count(*) - 1 as disruptions
     from segments
-    group by run_name
+    group by run_id
 
 ),
 
 final_segment as (
 
-    select run_name, max_step, max_step_start_epoch, max_productive_step
+    select run_id, max_step, max_step_start_epoch, max_productive_step
     from segments
     where is_final_segment
 
@@ -140,66 +142,67 @@ final_segment as (
 paired as (
 
     select
-        run_name,
+        run_id,
         sum(case when interval_kind = 'tpu_initialization' then duration_seconds else 0 end)
             as tpu_initialization_seconds,
         sum(case when interval_kind = 'training_prep' then duration_seconds else 0 end) as training_prep_seconds
     from {{ ref('int_goodput__paired_intervals') }}
-    group by run_name
+    group by run_id
 
 ),
 
 data_loading as (
 
     select
-        run_name,
+        run_id,
         sum(duration_seconds) as data_loading_seconds,
         sum(duration_seconds * sync_count) as data_loading_sync_seconds
     from {{ ref('int_goodput__data_loading') }}
-    group by run_name
+    group by run_id
 
 ),
 
 checkpoints as (
 
     select
-        run_name,
+        run_id,
         sum(case when operation = 'save' then mean_duration_seconds else 0 end) as checkpoint_save_seconds,
         sum(case when operation = 'restore' then mean_duration_seconds else 0 end) as checkpoint_restore_seconds
     from {{ ref('int_goodput__checkpoint_badput') }}
-    group by run_name
+    group by run_id
 
 ),
 
 recovery as (
 
-    select run_name, sum(infrastructure_recovery_seconds) as infrastructure_recovery_seconds
+    select run_id, sum(infrastructure_recovery_seconds) as infrastructure_recovery_seconds
     from {{ ref('int_goodput__disruptions') }}
-    group by run_name
+    group by run_id
 
 ),
 
 assembled as (
 
     select
+        job_bounds.run_id,
+        job_bounds.project_id,
         job_bounds.run_name,
         job_bounds.counted_entries,
         job_bounds.implausible_entries,
         job_bounds.reused_name_starts,
-        job_bounds.log_names,
         job_bounds.last_entry_epoch,
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,
         {{ goodput_as_of_epoch() }} as evaluated_at_epoch,
         coalesce(final_segment.max_step, 0) as last_recorded_step,
         case
-            when final_segment.run_name is null then 0
+            when final_segment.run_id is null then 0
             when job_bounds.last_job_end_epoch is not null then final_segment.max_step
             else final_segment.max_productive_step
         end as max_productive_step,
         coalesce(segment_totals.disruptions, 0) as disruptions,
         case
-            when final_segment.run_name is null then 0
+            when final_segment.run_id is null then 0
             else segment_totals.segment_productive_seconds
                 + coalesce(job_bounds.last_job_end_epoch - final_segment.max_step_start_epoch, 0)
                 - coalesce(checkpoints.checkpoint_save_seconds, 0)
@@ -215,12 +218,12 @@ assembled as (
         coalesce(segment_totals.wasted_progress_seconds, 0) as wasted_progress_seconds,
         coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds
     from job_bounds
-    left join segment_totals on segment_totals.run_name = job_bounds.run_name
-    left join final_segment on final_segment.run_name = job_bounds.run_name
-    left join paired on paired.run_name = job_bounds.run_name
-    left join data_loading on data_loading.run_name = job_bounds.run_name
-    left join checkpoints on checkpoints.run_name = job_bounds.run_name
-    left join recovery on recovery.run_name = job_bounds.run_name
+    left join segment_totals on segment_totals.run_id = job_bounds.run_id
+    left join final_segment on final_segment.run_id = job_bounds.run_id
+    left join paired on paired.run_id = job_bounds.run_id
+    left join data_loading on data_loading.run_id = job_bounds.run_id
+    left join checkpoints on checkpoints.run_id = job_bounds.run_id
+    left join recovery on recovery.run_id = job_bounds.run_id
 
 ),
 

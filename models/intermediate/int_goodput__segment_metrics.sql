@@ -30,7 +30,7 @@ restarts as (
 segment_steps as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         count(*) as step_entries,
         max(step_count) as max_step,
@@ -38,14 +38,14 @@ segment_steps as (
         max_by(step_count, event_seq) as last_entry_step,
         max_by(step_start_epoch, event_seq) as last_entry_start_epoch
     from entries
-    group by run_name, segment_no
+    group by run_id, segment_no
 
 ),
 
 interval_totals as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         sum(case when interval_class = 'productive' then 1 else 0 end) as productive_intervals,
         sum(case when interval_class = 'productive' and not is_first_step then 1 else 0 end)
@@ -55,26 +55,26 @@ interval_totals as (
             as first_step_seconds,
         sum(case when interval_class = 'wasted' then raw_seconds else 0 end) as wasted_seconds
     from intervals
-    group by run_name, segment_no
+    group by run_id, segment_no
 
 ),
 
 last_productive as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         max_by(interval_step, event_seq) as max_productive_step
     from intervals
     where interval_class = 'productive'
-    group by run_name, segment_no
+    group by run_id, segment_no
 
 ),
 
 joined as (
 
     select
-        restarts.run_name,
+        restarts.run_id,
         restarts.segment_no,
         restarts.segment_start_seq,
         restarts.segment_end_seq,
@@ -92,13 +92,13 @@ joined as (
         coalesce(last_productive.max_productive_step, 0) as max_productive_step
     from restarts
     inner join segment_steps
-        on segment_steps.run_name = restarts.run_name
+        on segment_steps.run_id = restarts.run_id
         and segment_steps.segment_no = restarts.segment_no
     left join interval_totals
-        on interval_totals.run_name = restarts.run_name
+        on interval_totals.run_id = restarts.run_id
         and interval_totals.segment_no = restarts.segment_no
     left join last_productive
-        on last_productive.run_name = restarts.run_name
+        on last_productive.run_id = restarts.run_id
         and last_productive.segment_no = restarts.segment_no
 
 ),

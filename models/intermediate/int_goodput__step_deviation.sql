@@ -23,9 +23,9 @@ step_times as (
 eligible as (
 
     select
-        run_name,
+        run_id,
         step_seconds,
-        {{ goodput_percentile_cont_over('step_seconds', 0.5, 'run_name') }} as median_seconds
+        {{ goodput_percentile_cont_over('step_seconds', 0.5, 'run_id') }} as median_seconds
     from step_times
     where step_seconds >= 1.0
 
@@ -35,7 +35,7 @@ spread as (
 
     select
         eligible.*,
-        {{ goodput_percentile_cont_over('abs(step_seconds - median_seconds)', 0.5, 'run_name') }}
+        {{ goodput_percentile_cont_over('abs(step_seconds - median_seconds)', 0.5, 'run_id') }}
             as median_absolute_deviation
     from eligible
 
@@ -44,34 +44,34 @@ spread as (
 computed_ideal as (
 
     select
-        run_name,
+        run_id,
         avg(
             case when step_seconds <= median_seconds + 3 * median_absolute_deviation then step_seconds end
         ) as ideal_step_seconds
     from spread
-    group by run_name
+    group by run_id
 
 ),
 
 ideal as (
 
     select
-        runs.run_name,
+        runs.run_id,
         {% if configured_ideal is not none -%}
         {{ goodput_float(configured_ideal) }}
         {%- else -%}
         computed_ideal.ideal_step_seconds
         {%- endif %} as ideal_step_seconds
-    from (select distinct run_name from step_times) as runs
+    from (select distinct run_id from step_times) as runs
     left join computed_ideal
-        on computed_ideal.run_name = runs.run_name
+        on computed_ideal.run_id = runs.run_id
 
 ),
 
 deviations as (
 
     select
-        step_times.run_name,
+        step_times.run_id,
         step_times.step_count,
         step_times.first_timed_seq,
         step_times.timed_from_seq,
@@ -79,12 +79,12 @@ deviations as (
         ideal.ideal_step_seconds,
         abs(step_times.step_seconds - ideal.ideal_step_seconds) as deviation_seconds,
         row_number() over (
-            partition by step_times.run_name order by step_times.first_timed_seq desc
+            partition by step_times.run_id order by step_times.first_timed_seq desc
         ) as recency_rank,
-        count(*) over (partition by step_times.run_name) as timed_steps
+        count(*) over (partition by step_times.run_id) as timed_steps
     from step_times
     inner join ideal
-        on ideal.run_name = step_times.run_name
+        on ideal.run_id = step_times.run_id
     where ideal.ideal_step_seconds is not null and ideal.ideal_step_seconds != 0
 
 ),
@@ -93,19 +93,19 @@ windowed as (
 
     select
         deviations.*,
-        avg(deviation_seconds) over (partition by run_name) as mean_deviation_seconds,
+        avg(deviation_seconds) over (partition by run_id) as mean_deviation_seconds,
         {{ goodput_percentile_cont_over(
-            'case when recency_rank <= 100 then deviation_seconds end', 0.9, 'run_name') }}
+            'case when recency_rank <= 100 then deviation_seconds end', 0.9, 'run_id') }}
             as recent_p90_deviation_seconds,
         {{ goodput_percentile_cont_over(
-            'case when recency_rank > 100 and recency_rank <= 1100 then deviation_seconds end', 0.5, 'run_name') }}
+            'case when recency_rank > 100 and recency_rank <= 1100 then deviation_seconds end', 0.5, 'run_id') }}
             as baseline_median_deviation_seconds
     from deviations
 
 )
 
 select
-    run_name,
+    run_id,
     step_count,
     first_timed_seq,
     timed_from_seq,

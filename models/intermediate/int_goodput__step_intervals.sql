@@ -28,43 +28,43 @@ restarts as (
 segment_steps as (
 
     select
-        run_name,
+        run_id,
         segment_no,
         event_seq,
         step_count,
         step_start_epoch,
         lag(step_count) over by_segment as previous_step,
         lag(step_start_epoch) over by_segment as previous_start_epoch,
-        min(step_count) over (partition by run_name, segment_no) as segment_min_step,
-        max(step_count) over (partition by run_name, segment_no) as segment_max_step
+        min(step_count) over (partition by run_id, segment_no) as segment_min_step,
+        max(step_count) over (partition by run_id, segment_no) as segment_max_step
     from entries
     where step_start_epoch is not null
-    window by_segment as (partition by run_name, segment_no order by event_seq)
+    window by_segment as (partition by run_id, segment_no order by event_seq)
 
 ),
 
 segment_bounds as (
 
     select
-        restarts.run_name,
+        restarts.run_id,
         restarts.segment_no,
         restarts.segment_end_seq is null as is_final_segment,
         coalesce(resume.step_count, max(segment_steps.segment_max_step)) as bound_step
     from restarts
     left join entries as resume
-        on resume.run_name = restarts.run_name
+        on resume.run_id = restarts.run_id
         and resume.event_seq = restarts.segment_end_seq
     left join segment_steps
-        on segment_steps.run_name = restarts.run_name
+        on segment_steps.run_id = restarts.run_id
         and segment_steps.segment_no = restarts.segment_no
-    group by restarts.run_name, restarts.segment_no, restarts.segment_end_seq, resume.step_count
+    group by restarts.run_id, restarts.segment_no, restarts.segment_end_seq, resume.step_count
 
 ),
 
 classified as (
 
     select
-        segment_steps.run_name,
+        segment_steps.run_id,
         segment_steps.segment_no,
         segment_steps.event_seq,
         segment_steps.previous_step as interval_step,
@@ -83,7 +83,7 @@ classified as (
         end as interval_class
     from segment_steps
     inner join segment_bounds
-        on segment_bounds.run_name = segment_steps.run_name
+        on segment_bounds.run_id = segment_steps.run_id
         and segment_bounds.segment_no = segment_steps.segment_no
     where segment_steps.previous_step is not null
 

@@ -15,11 +15,11 @@ intervals as (
 custom_per_interval as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         sum(duration_seconds) as custom_badput_seconds
     from {{ ref('int_goodput__custom_badput_in_steps') }}
-    group by run_name, event_seq
+    group by run_id, event_seq
 
 ),
 
@@ -38,7 +38,7 @@ adjusted as (
         end as adjusted_seconds
     from intervals
     left join custom_per_interval
-        on custom_per_interval.run_name = intervals.run_name
+        on custom_per_interval.run_id = intervals.run_id
         and custom_per_interval.event_seq = intervals.event_seq
 
 )

@@ -11,7 +11,7 @@ with
 steps as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         step_count,
         step_start_epoch,
@@ -20,14 +20,14 @@ steps as (
         lag(event_seq) over by_run as previous_seq
     from {{ ref('int_goodput__entries_ordered') }}
     where step_start_epoch is not null
-    window by_run as (partition by run_name order by event_seq)
+    window by_run as (partition by run_id order by event_seq)
 
 ),
 
 timed as (
 
     select
-        run_name,
+        run_id,
         event_seq,
         previous_seq,
         previous_step as step_count,
@@ -40,13 +40,13 @@ timed as (
 latest as (
 
     select
-        run_name,
+        run_id,
         step_count,
         min(event_seq) as first_timed_seq,
         max_by(step_seconds, event_seq) as step_seconds,
         max_by(previous_seq, event_seq) as timed_from_seq
     from timed
-    group by run_name, step_count
+    group by run_id, step_count
 
 )
 

@@ -1,4 +1,4 @@
-{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
+{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
 {#
   One row per run in the warehouse, whether or not its entries are counted:
   where it is logged, how much was landed, and how it ended.
@@ -21,9 +21,10 @@ cumulative as (
 runs as (
 
     select
-        run_name,
+        run_id,
+        min(project_id) as project_id,
+        min(run_name) as run_name,
         min(log_name) as log_name,
-        count(distinct log_name) as log_names,
         count(*) as landed_entries,
         sum(case when is_counted then 1 else 0 end) as counted_entries,
         sum(case when not job_name_matches then 1 else 0 end) as foreign_job_name_entries,
@@ -31,17 +32,17 @@ runs as (
         max(entry_at) as last_entry_at,
         max(loaded_at) as last_loaded_at
     from events
-    group by run_name
+    group by run_id
 
 ),
 
 final as (
 
     select
+        runs.run_id,
+        runs.project_id,
         runs.run_name,
         runs.log_name,
-        {{ dbt.split_part('runs.log_name', "'/'", 2) }} as project_id,
-        runs.log_names,
         runs.landed_entries,
         runs.counted_entries,
         runs.foreign_job_name_entries,
@@ -52,22 +53,22 @@ final as (
         cumulative.last_job_end_at,
         coalesce(cumulative.is_name_reused, false) as is_name_reused,
         case
-            when cumulative.run_name is null then 'no counted entries'
+            when cumulative.run_id is null then 'no counted entries'
             when cumulative.first_job_start_at is null then 'no job start'
             when cumulative.is_stalled then 'stalled'
             when cumulative.is_running then 'running'
             else 'finished'
         end as status
     from runs
-    left join cumulative on cumulative.run_name = runs.run_name
+    left join cumulative on cumulative.run_id = runs.run_id
 
 )
 
 select
+    run_id,
+    project_id,
     run_name,
     log_name,
-    project_id,
-    log_names,
     landed_entries,
     counted_entries,
     foreign_job_name_entries,

@@ -1,4 +1,4 @@
-{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
+{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
 {#
   One row per (run, Badput type, custom event type or null): seconds and share
   of the total elapsed time, as get_job_goodput(include_badput_breakdown=True)
@@ -13,6 +13,12 @@ buckets as (
 
 ),
 
+runs as (
+
+    select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+
+),
+
 badput_types as (
 
     select * from {{ ref('badput_types') }}
@@ -22,7 +28,9 @@ badput_types as (
 final as (
 
     select
-        buckets.run_name,
+        buckets.run_id,
+        runs.project_id,
+        runs.run_name,
         buckets.badput_type,
         buckets.custom_badput_event_type,
         buckets.badput_seconds,
@@ -41,12 +49,16 @@ final as (
             else buckets.badput_type
         end as gcm_badput_source
     from buckets
+    inner join runs
+        on runs.run_id = buckets.run_id
     inner join badput_types
         on badput_types.badput_type = buckets.badput_type
 
 )
 
 select
+    run_id,
+    project_id,
     run_name,
     badput_type,
     custom_badput_event_type,

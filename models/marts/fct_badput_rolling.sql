@@ -2,9 +2,9 @@
     config(
         materialized='incremental',
         incremental_strategy=goodput_incremental_strategy(),
-        unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds', 'badput_source']),
+        unique_key=goodput_incremental_key(['run_id', 'window_end_epoch'], ['window_seconds', 'badput_source']),
         partition_by=goodput_partition_by('window_end_at'),
-        cluster_by=goodput_cluster_by(['run_name', 'window_seconds', 'badput_type']),
+        cluster_by=goodput_cluster_by(['run_id', 'window_seconds', 'badput_type']),
         on_schema_change='fail',
         post_hook=goodput_incremental_state_hooks()
     )
@@ -29,6 +29,12 @@ rolling_values as (
 
 ),
 
+runs as (
+
+    select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+
+),
+
 window_buckets as (
 
     {{ goodput_window_buckets('rolling_values', extra=['computed_at'], complete=true) }}
@@ -36,8 +42,10 @@ window_buckets as (
 )
 
 select
-    run_name,
-    window_seconds,
+    window_buckets.run_id,
+    runs.project_id,
+    runs.run_name,
+    window_buckets.window_seconds,
     window_start_at,
     window_end_at,
     elapsed_seconds,
@@ -50,3 +58,5 @@ select
     window_end_epoch,
     computed_at
 from window_buckets
+inner join runs
+    on runs.run_id = window_buckets.run_id

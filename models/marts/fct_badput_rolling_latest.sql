@@ -12,6 +12,12 @@ latest_values as (
 
 ),
 
+runs as (
+
+    select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+
+),
+
 window_buckets as (
 
     {{ goodput_window_buckets('latest_values') }}
@@ -19,8 +25,10 @@ window_buckets as (
 )
 
 select
-    run_name,
-    window_seconds,
+    window_buckets.run_id,
+    runs.project_id,
+    runs.run_name,
+    window_buckets.window_seconds,
     window_start_at,
     window_end_at,
     elapsed_seconds,
@@ -30,3 +38,5 @@ select
     badput_seconds,
     badput_pct
 from window_buckets
+inner join runs
+    on runs.run_id = window_buckets.run_id

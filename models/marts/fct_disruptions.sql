@@ -1,4 +1,4 @@
-{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
+{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
 {#
   One row per restart the library detects: the last step before it, the step
   training resumed from, the progress wasted and the infrastructure recovery time.
@@ -12,11 +12,19 @@ disruptions as (
 
 ),
 
+runs as (
+
+    select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+
+),
+
 final as (
 
     select
-        run_name,
-        disruption_no,
+        disruptions.run_id,
+        runs.project_id,
+        runs.run_name,
+        disruptions.disruption_no,
         last_step_before,
         {{ goodput_epoch_to_timestamp('last_step_start_epoch') }} as last_step_start_at,
         max_step_before,
@@ -26,10 +34,14 @@ final as (
         wasted_seconds,
         infrastructure_recovery_seconds
     from disruptions
+    inner join runs
+        on runs.run_id = disruptions.run_id
 
 )
 
 select
+    run_id,
+    project_id,
     run_name,
     disruption_no,
     last_step_before,

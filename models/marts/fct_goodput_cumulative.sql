@@ -1,4 +1,4 @@
-{{ config(cluster_by=goodput_cluster_by(['run_name'])) }}
+{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
 {#
   One row per run: what GoodputCalculator.get_job_goodput and
   get_step_deviation report for it, for every run in the warehouse at once.
@@ -15,23 +15,23 @@ totals as (
 badput as (
 
     select
-        run_name,
+        run_id,
         sum(case when badput_type != 'DATA_LOADING_ASYNC' then badput_seconds else 0 end) as badput_seconds,
         max(case when badput_type = 'OTHER' then badput_seconds end) as other_seconds,
         max(case when was_sanitized then 1 else 0 end) = 1 as has_sanitized_badput
     from {{ ref('int_goodput__badput_buckets') }}
-    group by run_name
+    group by run_id
 
 ),
 
 deviation as (
 
     select
-        run_name,
+        run_id,
         max(ideal_step_seconds) as ideal_step_seconds,
         max(step_time_deviation_seconds) as step_time_deviation_seconds
     from {{ ref('int_goodput__step_deviation') }}
-    group by run_name
+    group by run_id
 
 ),
 
@@ -45,10 +45,6 @@ validity as (
                     || ' entries hold values no model can use (times outside 2000-2099, steps outside 0..2^53, '
                     || 'Orbax durations outside 0..10^7 s; see stg_goodput__events.implausible_reason): '
                     || 'the loader rejects them, a log sink passes them on'
-            when totals.log_names > 1
-                then 'the run name is logged under ' || cast(totals.log_names as {{ dbt.type_string() }})
-                    || ' log names (the same run in several projects, or a bare-payload file loaded with another '
-                    || '--project than its Cloud Logging copy): their entries would be merged into one run'
             when totals.reused_name_starts > 0
                 then 'the run name was reused: a job started more than goodput_stall_seconds after a job end, '
                     || 'with steps from 0 again, so two experiments would be merged (the library warns against '
@@ -67,6 +63,8 @@ validity as (
 final as (
 
     select
+        validity.run_id,
+        validity.project_id,
         validity.run_name,
         {{ goodput_epoch_to_timestamp('validity.first_job_start_epoch') }} as first_job_start_at,
         {{ goodput_epoch_to_timestamp('validity.last_job_end_epoch') }} as last_job_end_at,
@@ -96,12 +94,14 @@ final as (
         validity.last_job_end_epoch,
         validity.evaluated_at_epoch
     from validity
-    left join badput on badput.run_name = validity.run_name
-    left join deviation on deviation.run_name = validity.run_name
+    left join badput on badput.run_id = validity.run_id
+    left join deviation on deviation.run_id = validity.run_id
 
 )
 
 select
+    run_id,
+    project_id,
     run_name,
     first_job_start_at,
     last_job_end_at,

@@ -2,9 +2,9 @@
     config(
         materialized='incremental',
         incremental_strategy=goodput_incremental_strategy(),
-        unique_key=goodput_incremental_key(['run_name', 'window_end_epoch'], ['window_seconds']),
+        unique_key=goodput_incremental_key(['run_id', 'window_end_epoch'], ['window_seconds']),
         partition_by=goodput_partition_by('window_end_at'),
-        cluster_by=goodput_cluster_by(['run_name', 'window_seconds']),
+        cluster_by=goodput_cluster_by(['run_id', 'window_seconds']),
         on_schema_change='fail',
         post_hook=goodput_incremental_state_hooks()
     )
@@ -48,34 +48,34 @@ step_events as (
 
     -- a productive interval reaches its step when it ends
     select
-        intervals.run_name,
+        intervals.run_id,
         intervals.end_epoch - totals.elapsed_origin_epoch as at_offset,
         intervals.segment_no,
         1 as event_order,
         intervals.interval_step as step
     from {{ ref('int_goodput__step_intervals') }} as intervals
     inner join totals
-        on totals.run_name = intervals.run_name
+        on totals.run_id = intervals.run_id
     where intervals.interval_class = 'productive'
 
     union all
 
     -- a restart starts over: nothing is productive in the new segment yet
     select
-        disruptions.run_name,
+        disruptions.run_id,
         disruptions.resume_start_epoch - totals.elapsed_origin_epoch,
         disruptions.disruption_no,
         0,
         0
     from {{ ref('int_goodput__disruptions') }} as disruptions
     inner join totals
-        on totals.run_name = disruptions.run_name
+        on totals.run_id = disruptions.run_id
 
     union all
 
     -- an ended job completed its last recorded step
     select
-        run_name,
+        run_id,
         total_elapsed_seconds,
         disruptions,
         2,
@@ -87,7 +87,7 @@ step_events as (
 
 window_ends as (
 
-    select distinct run_name, end_offset
+    select distinct run_id, end_offset
     from per_window
 
 ),
@@ -95,26 +95,28 @@ window_ends as (
 swept as (
 
     select
-        run_name,
+        run_id,
         at_offset,
         is_point,
         last_value(step ignore nulls) over (
-            partition by run_name
+            partition by run_id
             order by at_offset, is_point, segment_no, event_order
             rows between unbounded preceding and current row
         ) as max_step
     from (
-        select run_name, at_offset, 0 as is_point, segment_no, event_order, step
+        select run_id, at_offset, 0 as is_point, segment_no, event_order, step
         from step_events
-        where run_name in (select run_name from window_ends)
+        where run_id in (select run_id from window_ends)
         union all
-        select run_name, end_offset, 1, null, null, null from window_ends
+        select run_id, end_offset, 1, null, null, null from window_ends
     ) as merged
 
 )
 
 select
-    per_window.run_name,
+    per_window.run_id,
+    totals.project_id,
+    totals.run_name,
     per_window.window_seconds,
     per_window.window_start_at,
     per_window.window_end_at,
@@ -128,7 +130,9 @@ select
     per_window.window_end_epoch,
     per_window.computed_at
 from per_window
+inner join totals
+    on totals.run_id = per_window.run_id
 left join swept
-    on swept.run_name = per_window.run_name
+    on swept.run_id = per_window.run_id
     and swept.at_offset = per_window.end_offset
     and swept.is_point = 1

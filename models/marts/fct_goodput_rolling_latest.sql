@@ -27,7 +27,9 @@ per_window as (
 )
 
 select
-    per_window.run_name,
+    per_window.run_id,
+    totals.project_id,
+    totals.run_name,
     per_window.window_seconds,
     per_window.window_start_at,
     per_window.window_end_at,
@@ -40,4 +42,4 @@ select
     totals.last_job_end_epoch is null as is_running
 from per_window
 inner join totals
-    on totals.run_name = per_window.run_name
+    on totals.run_id = per_window.run_id

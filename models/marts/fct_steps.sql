@@ -1,7 +1,7 @@
 {{
     config(
         partition_by=goodput_partition_by('step_start_at'),
-        cluster_by=goodput_cluster_by(['run_name', 'segment_no'])
+        cluster_by=goodput_cluster_by(['run_id', 'segment_no'])
     )
 }}
 {#
@@ -32,10 +32,18 @@ deviations as (
 
 ),
 
+runs as (
+
+    select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+
+),
+
 final as (
 
     select
-        entries.run_name,
+        entries.run_id,
+        runs.project_id,
+        runs.run_name,
         entries.event_seq,
         entries.segment_no,
         entries.step_count,
@@ -51,17 +59,21 @@ final as (
         deviations.step_seconds as deviation_step_seconds,
         deviations.deviation_seconds
     from entries
+    inner join runs
+        on runs.run_id = entries.run_id
     left join intervals
-        on intervals.run_name = entries.run_name
+        on intervals.run_id = entries.run_id
         and intervals.segment_no = entries.segment_no
         and intervals.interval_step = entries.step_count
     left join deviations
-        on deviations.run_name = entries.run_name
+        on deviations.run_id = entries.run_id
         and deviations.timed_from_seq = entries.event_seq
 
 )
 
 select
+    run_id,
+    project_id,
     run_name,
     event_seq,
     segment_no,

@@ -56,6 +56,8 @@ typed as (
 
     select
         log_name,
+        -- a run is (project, run name): the same name in two projects is two runs
+        {{ dbt.split_part('log_name', "'/'", 2) }} as project_id,
         run_name,
         insert_id,
         {{ adapter.quote('timestamp') }} as entry_at,
@@ -211,6 +213,8 @@ final as (
 
     select
         log_name,
+        project_id || '/' || run_name as run_id,
+        project_id,
         run_name,
         insert_id,
         entry_at,

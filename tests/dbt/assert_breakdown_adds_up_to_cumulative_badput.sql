@@ -10,25 +10,25 @@ with
 breakdown as (
 
     select
-        run_name,
+        run_id,
         sum(case when counts_against_goodput then badput_seconds else 0 end) as counted_badput_seconds
     from {{ ref('fct_badput_breakdown') }}
-    group by run_name
+    group by run_id
 
 ),
 
 cumulative as (
 
-    select run_name, badput_seconds
+    select run_id, badput_seconds
     from {{ ref('fct_goodput_cumulative') }}
 
 )
 
 select
-    cumulative.run_name,
+    cumulative.run_id,
     cumulative.badput_seconds,
     breakdown.counted_badput_seconds
 from cumulative
 left join breakdown
-    on breakdown.run_name = cumulative.run_name
+    on breakdown.run_id = cumulative.run_id
 where abs(coalesce(breakdown.counted_badput_seconds, 0) - coalesce(cumulative.badput_seconds, 0)) > 1e-6
