@@ -2,7 +2,7 @@
 
 The numbers come from the dbt macro `goodput_interval` (macros/rolling/interval.sql)
 run through `dbt show`, so the command line and SQL users share one definition
-over the built curves (int_goodput__located_curves) instead of a second
+over the built curves (int_goodput__timeline_curves) instead of a second
 implementation in Python.
 """
 
@@ -69,6 +69,7 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
         "disruptions": int(round(measures[("DISRUPTIONS", None)]["seconds"])),
         "badput": [
             {"badput_type": r["measure"], "custom_badput_event_type": r["custom_badput_event_type"],
+             "badput_type_id": r["badput_type_id"], "counts_against_goodput": r["counts_against_goodput"],
              "badput_seconds": r["seconds"], "badput_pct": r["pct"]}
             for r in rows if r["measure"] not in ("PRODUCTIVE", "DISRUPTIONS")
         ],

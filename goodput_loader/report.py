@@ -16,21 +16,6 @@ from rich.table import Table
 from goodput_loader.errors import LoaderError
 from goodput_loader.runs import labels, select_runs
 
-BUCKET_ORDER = [
-    "TPU_INITIALIZATION",
-    "TRAINING_PREP",
-    "PROGRAM_STARTUP",
-    "DATA_LOADING_SYNC",
-    "DATA_LOADING_ASYNC",
-    "UNPRODUCTIVE_CHECKPOINT_SAVE_TIME",
-    "UNPRODUCTIVE_CHECKPOINT_RESTORE_TIME",
-    "WASTED_PROGRESS_FROM_DISRUPTION",
-    "INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION",
-    "CUSTOM_BADPUT_EVENTS",
-    "OTHER",
-]
-
-
 def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(duckdb_path, read_only=True)
@@ -90,16 +75,17 @@ def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = Fa
         breakdown = fetch_rows(
             con,
             f"""select run_id, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
-                       gcm_badput_source, counts_against_goodput
+                       badput_type_id, gcm_badput_source, counts_against_goodput
                 from main.fct_badput_breakdown {where}
-                order by run_id, badput_type, custom_badput_event_type""",
+                order by run_id, badput_type_id, custom_badput_event_type""",
             params,
         )
         rolling = fetch_rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_id, window_seconds",
                              params)
         rolling_badput = fetch_rows(
             con,
-            f"""select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct
+            f"""select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
+                       gcm_badput_source, counts_against_goodput
                 from main.fct_badput_rolling_latest {where}
                 order by run_id, window_seconds, badput_type, custom_badput_event_type""",
             params,
@@ -170,14 +156,15 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         )
     console.print(summary)
 
-    labels: list[str] = []
-    for bucket in BUCKET_ORDER:
-        for run in runs:
-            for row in run["badput"]:
-                if row["badput_type"] == bucket and row["gcm_badput_source"] not in labels:
-                    labels.append(row["gcm_badput_source"])
-    badput = Table(title="Badput % of elapsed time (DATA_LOADING_ASYNC overlaps training: not counted)",
-                   header_style="bold")
+    # Buckets in the catalogue's order (badput_type_id), custom event types by name.
+    rows = sorted((row for run in runs for row in run["badput"]),
+                  key=lambda row: (row["badput_type_id"], row["custom_badput_event_type"] or ""))
+    labels = list(dict.fromkeys(row["gcm_badput_source"] for row in rows))
+    not_counted = list(dict.fromkeys(row["badput_type"] for row in rows if not row["counts_against_goodput"]))
+    title = "Badput % of elapsed time"
+    if not_counted:
+        title += f" ({', '.join(not_counted)} overlaps training: not counted)"
+    badput = Table(title=title, header_style="bold")
     badput.add_column("badput")
     for run in runs:
         badput.add_column(run["label"], justify="right")
@@ -195,13 +182,11 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         rolling.add_column(column, justify="left" if column in ("run", "window", "largest badput") else "right")
     for run in runs:
         for window in run["windows"]:
-            counted = [b for b in window["badput"] if b["badput_type"] != "DATA_LOADING_ASYNC"]
+            counted = [b for b in window["badput"] if b["counts_against_goodput"]]
             top = max(counted, key=lambda b: b["badput_seconds"], default=None)
             top_label = "-"
             if top is not None and top["badput_seconds"] > 0:
-                name = top["badput_type"] + (f".{top['custom_badput_event_type']}"
-                                             if top["custom_badput_event_type"] else "")
-                top_label = f"{name} {top['badput_pct']:.2f}%"
+                top_label = f"{top['gcm_badput_source']} {top['badput_pct']:.2f}%"
             rolling.add_row(
                 run["label"],
                 window_label(window["window_seconds"]),
@@ -224,9 +209,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
     table = Table(header_style="bold")
     for column in ["badput", "seconds", "% of elapsed"]:
         table.add_column(column, justify="left" if column == "badput" else "right")
-    for row in sorted(data["badput"], key=lambda r: (BUCKET_ORDER.index(r["badput_type"])
-                                                      if r["badput_type"] in BUCKET_ORDER else 99,
-                                                      r["custom_badput_event_type"] or "")):
+    for row in sorted(data["badput"], key=lambda r: (r["badput_type_id"], r["custom_badput_event_type"] or "")):
         name = row["badput_type"] + (f".{row['custom_badput_event_type']}" if row["custom_badput_event_type"] else "")
         pct = "-" if row["badput_pct"] is None else f"{row['badput_pct']:.2f}"
         table.add_row(name, f"{row['badput_seconds']:.3f}", pct)

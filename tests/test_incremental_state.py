@@ -34,7 +34,7 @@ def test_changed_rolling_vars_stop_an_incremental_build_until_a_full_refresh(tmp
     assert query(db, "select * from fct_goodput_rolling order by all") == before  # nothing mixed in
     # The failed build is on record: report and push refuse the marts until a build succeeds.
     refused = run_cli("report", "--duckdb", db, expect=1)
-    assert "the last dbt build did not succeed: int_goodput__rolling_values (error)" in refused.stderr
+    assert "the last dbt build did not succeed: int_goodput__rolling_window_values (error)" in refused.stderr
     assert "--allow-failed-build" in refused.stderr
     assert "Goodput per run" in run_cli("report", "--duckdb", db, "--allow-failed-build").stdout
     pushed = run_cli("push", "--duckdb", db, "--project", "p", "--location", "l", "--dry-run", expect=1)

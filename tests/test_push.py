@@ -85,12 +85,12 @@ def test_push_writes_what_the_marts_say_under_the_library_s_names(built, tmp_pat
     # interval Badput: every bucket but DATA_LOADING_ASYNC, every window size, as % of the window
     expected: dict[tuple, list] = {}
     for run, size, source, pct in query(db, """
-            select run_name, window_seconds, badput_source, badput_pct from (
-                select run_name, window_seconds, badput_source, badput_pct, window_end_epoch as t
+            select run_name, window_seconds, gcm_badput_source, badput_pct from (
+                select run_name, window_seconds, gcm_badput_source, badput_pct, window_end_epoch as t
                 from fct_badput_rolling where not is_partial
                 union all
-                select run_name, window_seconds, badput_source, badput_pct, 1e12 from fct_badput_rolling_latest)
-            where badput_source != 'DATA_LOADING_ASYNC' order by run_name, window_seconds, badput_source, t"""):
+                select run_name, window_seconds, gcm_badput_source, badput_pct, 1e12 from fct_badput_rolling_latest)
+            where gcm_badput_source != 'DATA_LOADING_ASYNC' order by run_name, window_seconds, gcm_badput_source, t"""):
         key = (run, (acc, ("badput_source", source), ("rolling_window_size", str(size))))
         expected.setdefault(key, []).append(pct)
     assert set(metrics["interval_badput"]) == set(expected)

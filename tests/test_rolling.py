@@ -143,7 +143,7 @@ def non_overlapping_runs(db: Path) -> set[str]:
                     partition by run_id order by at_offset rows between 1 following and unbounded following
                 ) as later_min,
                 slope_after
-            from int_goodput__located_curves
+            from int_goodput__timeline_curves
             where measure = 'COUNTED'
         )
         select run_id from curve
@@ -200,17 +200,17 @@ class LocatedRun:
 
 
 def brute_force_windows(db: Path, sample: int, seed: int) -> None:
-    """Recompute sampled window values straight from int_goodput__located_amounts."""
+    """Recompute sampled window values straight from int_goodput__timeline_amounts."""
     sanitized = {(r["run_id"], r["badput_type"], r["custom_badput_event_type"] or "")
                  for r in rows(db, "select * from int_goodput__badput_buckets where was_sanitized")}
     amounts = defaultdict(list)
-    for r in rows(db, "select * from int_goodput__located_amounts"):
+    for r in rows(db, "select * from int_goodput__timeline_amounts"):
         if (r["run_id"], r["measure"], r["custom_badput_event_type"]) not in sanitized:
             amounts[r["run_id"]].append(r)
     located = {r["run_id"]: LocatedRun(r["elapsed_origin_epoch"], r["total_elapsed_seconds"], amounts[r["run_id"]])
                for r in rows(db, "select run_id, elapsed_origin_epoch, total_elapsed_seconds "
                                  "from int_goodput__run_totals where total_elapsed_seconds > 0")}
-    values = rows(db, "select * from int_goodput__rolling_values")
+    values = rows(db, "select * from int_goodput__rolling_window_values")
     rng = random.Random(seed)
     problems = []
     picked = rng.sample(values, min(sample, len(values)))
@@ -323,7 +323,7 @@ def test_incremental_build_equals_a_full_build(tmp_path):
     run_cli("load", "--duckdb", full, write_ndjson(tmp_path / "all.ndjson", before + after))
     dbt_build(full, final_as_of, *rolling_vars(60, windows))
 
-    for table in ["int_goodput__rolling_values", "fct_goodput_rolling", "fct_badput_rolling"]:
+    for table in ["int_goodput__rolling_window_values", "fct_goodput_rolling", "fct_badput_rolling"]:
         assert_same_rows(snapshot(incremental, table), snapshot(full, table), table)
     kept = query(incremental, "select count(*) from fct_badput_rolling where computed_at = "
                               "(select min(computed_at) from fct_badput_rolling)")[0][0]

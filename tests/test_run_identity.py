@@ -41,7 +41,7 @@ MART_KEYS = {
     "fct_steps": "run_id, event_seq",
     "fct_disruptions": "run_id, disruption_no",
     "fct_goodput_rolling": "run_id, window_seconds, window_end_epoch",
-    "fct_badput_rolling": "run_id, window_seconds, window_end_epoch, badput_source",
+    "fct_badput_rolling": "run_id, window_seconds, window_end_epoch, gcm_badput_source",
     "fct_goodput_rolling_latest": "run_id, window_seconds",
     "fct_badput_rolling_latest": "run_id, window_seconds, badput_type, custom_badput_event_type",
 }

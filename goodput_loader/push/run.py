@@ -216,10 +216,10 @@ def read_points(marts: Marts, request: PushRequest) -> tuple[list[Point], dict[s
         select run_name, window_seconds, window_end_at, goodput_pct from {{t}}fct_goodput_rolling_latest
         where run_id in {{runs}} {since}""", ids, request.since)
     badput = marts.rows(f"""
-        select run_name, window_seconds, window_end_at as end_at, badput_type, badput_source, badput_pct
+        select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
         from {{t}}fct_badput_rolling where not is_partial and run_id in {{runs}} {since}
         union all
-        select run_name, window_seconds, window_end_at, badput_type, badput_source, badput_pct
+        select run_name, window_seconds, window_end_at, gcm_badput_source, exported_to_gcm, badput_pct
         from {{t}}fct_badput_rolling_latest where run_id in {{runs}} {since}""", ids, request.since)
     return points + interval_points(request.target, goodput, badput), shared
 

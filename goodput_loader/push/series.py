@@ -16,7 +16,8 @@ _upload_interval_goodput_metrics_to_gcm), so its dashboard and alerts read our s
 | interval_goodput | double, % | goodput_source=TOTAL, accelerator_type, rolling_window_size |
 | interval_badput | double, % | badput_source, accelerator_type, rolling_window_size |
 
-DATA_LOADING_ASYNC is never written (the library's ACTIVITY_EXCLUSION_LIST). The monitored
+Buckets the Badput catalogue marks exported_to_gcm = false (DATA_LOADING_ASYNC, the library's
+ACTIVITY_EXCLUSION_LIST) are never written: the marts carry the flag. The monitored
 resource is compute.googleapis.com/Workload {location, workload_id=<run>, replica_id}; the
 accelerator_type and cluster_name labels go on every metric but performance, as the library puts
 them, when they are given.
@@ -30,8 +31,6 @@ from typing import Any, Iterable
 
 PREFIX = "compute.googleapis.com/workload/"
 RESOURCE_TYPE = "compute.googleapis.com/Workload"
-RESOURCE_LABELS = ("location", "workload_id", "replica_id")
-EXCLUDED_BADPUT = {"DATA_LOADING_ASYNC"}
 MAX_SERIES_PER_REQUEST = 200
 MIN_SPACING = dt.timedelta(seconds=5)
 MAX_AGE = dt.timedelta(hours=25)
@@ -121,7 +120,7 @@ def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict
         points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
                             float(run["step_time_deviation_seconds"])))
     for row in badput:
-        if row["badput_type"] in EXCLUDED_BADPUT:
+        if not row["exported_to_gcm"]:
             continue
         points.append(Point(_series(target, name, "badput_time", "double_value",
                                     {"badput_source": row["gcm_badput_source"]}), at, float(row["badput_seconds"])))
@@ -140,10 +139,11 @@ def interval_points(target: Target, goodput: Iterable[dict[str, Any]],
                          {"goodput_source": "TOTAL", "rolling_window_size": str(int(row["window_seconds"]))})
         points.append(Point(series, row["end_at"], float(row["goodput_pct"])))
     for row in badput:
-        if row["badput_type"] in EXCLUDED_BADPUT or row["badput_pct"] is None:
+        if not row["exported_to_gcm"] or row["badput_pct"] is None:
             continue
         series = _series(target, row["run_name"], "interval_badput", "double_value",
-                         {"badput_source": row["badput_source"], "rolling_window_size": str(int(row["window_seconds"]))})
+                         {"badput_source": row["gcm_badput_source"],
+                          "rolling_window_size": str(int(row["window_seconds"]))})
         points.append(Point(series, row["end_at"], float(row["badput_pct"])))
     return points
 

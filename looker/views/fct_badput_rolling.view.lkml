@@ -5,7 +5,7 @@ view: fct_badput_rolling {
     primary_key: yes
     hidden: yes
     sql: concat(${TABLE}.run_id, '/', cast(${TABLE}.window_seconds as string), '/',
-           cast(${TABLE}.window_end_epoch as string), '/', ${TABLE}.badput_source) ;;
+           cast(${TABLE}.window_end_epoch as string), '/', ${TABLE}.gcm_badput_source) ;;
   }
   dimension: run_id {
     hidden: yes
@@ -39,8 +39,14 @@ view: fct_badput_rolling {
     sql: ${TABLE}.badput_type ;;
   }
   dimension: badput_source {
+    description: "As the library labels it in Cloud Monitoring (CUSTOM_BADPUT_EVENTS.<TYPE> for custom events)."
     type: string
-    sql: ${TABLE}.badput_source ;;
+    sql: ${TABLE}.gcm_badput_source ;;
+  }
+  dimension: counts_against_goodput {
+    description: "From the Badput catalogue: false for buckets that overlap training (DATA_LOADING_ASYNC)."
+    type: yesno
+    sql: ${TABLE}.counts_against_goodput ;;
   }
   measure: badput_seconds {
     type: sum

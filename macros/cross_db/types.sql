@@ -2,7 +2,7 @@
   Types that the warehouses spell differently.
 
   goodput_exact(expr): a float64 as a fixed-point number, so that running sums
-  of it are exact. int_goodput__located_curves adds every span's slope where
+  of it are exact. int_goodput__timeline_curves adds every span's slope where
   the span starts and subtracts the same value where it ends; in float64 the
   running sum would keep a rounding residue after each span (and carry it
   along the run), in fixed point it returns to exactly zero.

@@ -41,7 +41,29 @@ interval_window as (
 
 ),
 
-{{ goodput_window_amounts('interval_window', prefix='interval', method='lookup') }},
+interval_bounds as (
+
+    {{ goodput_window_bounds('interval_window', ref('int_goodput__run_totals')) }}
+
+),
+
+interval_points as (
+
+    {{ goodput_window_points('interval_bounds') }}
+
+),
+
+interval_at_points as (
+
+    {{ goodput_measures_at('interval_points', ref('int_goodput__timeline_curves'), method='lookup') }}
+
+),
+
+interval_amounts as (
+
+    {{ goodput_window_amounts('interval_bounds', 'interval_at_points') }}
+
+),
 
 interval_values as (
 
@@ -56,15 +78,15 @@ interval_values as (
 
 ),
 
-buckets as (
+interval_buckets as (
 
-    {{ goodput_window_buckets('interval_values') }}
+    {{ goodput_window_buckets('interval_values', ref('badput_types'), buckets=ref('int_goodput__badput_buckets')) }}
 
 ),
 
-totals as (
+interval_totals as (
 
-    {{ goodput_window_totals('interval_values') }}
+    {{ goodput_window_totals('interval_values', ref('badput_types')) }}
 
 ),
 
@@ -77,9 +99,11 @@ measures as (
         elapsed_seconds,
         badput_type as measure,
         custom_badput_event_type,
+        badput_type_id,
+        counts_against_goodput,
         badput_seconds as seconds,
         badput_pct as pct
-    from buckets
+    from interval_buckets
 
     union all
 
@@ -88,11 +112,13 @@ measures as (
         window_start_at,
         counted_until_at,
         elapsed_seconds,
-        'PRODUCTIVE',
-        null,
-        productive_seconds,
-        goodput_pct
-    from totals
+        'PRODUCTIVE' as measure,
+        cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
+        cast(null as {{ dbt.type_int() }}) as badput_type_id,
+        cast(null as {{ dbt.type_boolean() }}) as counts_against_goodput,
+        productive_seconds as seconds,
+        goodput_pct as pct
+    from interval_totals
 
     union all
 
@@ -101,11 +127,13 @@ measures as (
         window_start_at,
         counted_until_at,
         elapsed_seconds,
-        'DISRUPTIONS',
-        null,
-        disruptions,
-        null
-    from totals
+        'DISRUPTIONS' as measure,
+        cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
+        cast(null as {{ dbt.type_int() }}) as badput_type_id,
+        cast(null as {{ dbt.type_boolean() }}) as counts_against_goodput,
+        disruptions as seconds,
+        null as pct
+    from interval_totals
 
 )
 
@@ -116,6 +144,8 @@ select
     elapsed_seconds,
     measure,
     custom_badput_event_type,
+    badput_type_id,
+    counts_against_goodput,
     seconds,
     pct
 from measures

@@ -1,12 +1,12 @@
 {#
-  Cumulative value of every measure of int_goodput__located_curves at given
+  Cumulative value of every measure of int_goodput__timeline_curves at given
   offsets: a select to put in a CTE.
 
   points: a relation or CTE with (run_id, at_offset), offsets in seconds
   since the run's elapsed origin, at most its total elapsed time, distinct.
   Returns run_id, measure, custom_badput_event_type, at_offset,
   cumulative_amount; COUNTED comes back as OTHER (the slack that stays after
-  every later overlap is paid for, see int_goodput__located_curves).
+  every later overlap is paid for, see int_goodput__timeline_curves).
   Offsets at or before 0 are 0 for every measure.
 
   method='sweep' (many points, e.g. a grid): every point against every

@@ -19,12 +19,6 @@ runs as (
 
 ),
 
-badput_types as (
-
-    select * from {{ ref('badput_types') }}
-
-),
-
 final as (
 
     select
@@ -41,18 +35,13 @@ final as (
         end as badput_pct,
         buckets.raw_seconds,
         buckets.was_sanitized,
-        badput_types.counts_against_goodput,
-        badput_types.exported_to_gcm,
-        case
-            when buckets.custom_badput_event_type is not null
-                then buckets.badput_type || '.' || buckets.custom_badput_event_type
-            else buckets.badput_type
-        end as gcm_badput_source
+        buckets.badput_type_id,
+        buckets.counts_against_goodput,
+        buckets.exported_to_gcm,
+        buckets.gcm_badput_source
     from buckets
     inner join runs
         on runs.run_id = buckets.run_id
-    inner join badput_types
-        on badput_types.badput_type = buckets.badput_type
 
 )
 
@@ -66,6 +55,7 @@ select
     badput_pct,
     raw_seconds,
     was_sanitized,
+    badput_type_id,
     counts_against_goodput,
     exported_to_gcm,
     gcm_badput_source

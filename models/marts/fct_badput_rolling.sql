@@ -2,7 +2,7 @@
     config(
         materialized='incremental',
         incremental_strategy=goodput_incremental_strategy(),
-        unique_key=goodput_incremental_key(['run_id', 'window_end_epoch'], ['window_seconds', 'badput_source']),
+        unique_key=goodput_incremental_key(['run_id', 'window_end_epoch'], ['window_seconds', 'gcm_badput_source']),
         partition_by=goodput_partition_by('window_end_at'),
         cluster_by=goodput_cluster_by(['run_id', 'window_seconds', 'badput_type']),
         on_schema_change='fail',
@@ -22,10 +22,16 @@ with
 
 rolling_values as (
 
-    select * from {{ ref('int_goodput__rolling_values') }}
+    select * from {{ ref('int_goodput__rolling_window_values') }}
     {% if is_incremental() %}
     where computed_at > (select max(computed_at) from {{ this }})
     {% endif %}
+
+),
+
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
 
 ),
 
@@ -37,7 +43,7 @@ runs as (
 
 window_buckets as (
 
-    {{ goodput_window_buckets('rolling_values', extra=['computed_at'], complete=true) }}
+    {{ goodput_window_buckets('rolling_values', 'badput_types', extra=['computed_at']) }}
 
 )
 
@@ -51,7 +57,9 @@ select
     elapsed_seconds,
     badput_type,
     custom_badput_event_type,
-    badput_source,
+    gcm_badput_source,
+    counts_against_goodput,
+    exported_to_gcm,
     badput_seconds,
     badput_pct,
     is_partial,

@@ -12,6 +12,18 @@ latest_values as (
 
 ),
 
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
+
+),
+
+buckets as (
+
+    select * from {{ ref('int_goodput__badput_buckets') }}
+
+),
+
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
@@ -20,7 +32,7 @@ runs as (
 
 window_buckets as (
 
-    {{ goodput_window_buckets('latest_values') }}
+    {{ goodput_window_buckets('latest_values', 'badput_types', buckets='buckets') }}
 
 )
 
@@ -34,7 +46,9 @@ select
     elapsed_seconds,
     badput_type,
     custom_badput_event_type,
-    badput_source,
+    gcm_badput_source,
+    counts_against_goodput,
+    exported_to_gcm,
     badput_seconds,
     badput_pct
 from window_buckets

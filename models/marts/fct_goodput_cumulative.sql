@@ -16,7 +16,7 @@ badput as (
 
     select
         run_id,
-        sum(case when badput_type != 'DATA_LOADING_ASYNC' then badput_seconds else 0 end) as badput_seconds,
+        sum(case when counts_against_goodput then badput_seconds else 0 end) as badput_seconds,
         max(case when badput_type = 'OTHER' then badput_seconds end) as other_seconds,
         max(case when was_sanitized then 1 else 0 end) = 1 as has_sanitized_badput
     from {{ ref('int_goodput__badput_buckets') }}

@@ -25,10 +25,16 @@ with
 
 rolling_values as (
 
-    select * from {{ ref('int_goodput__rolling_values') }}
+    select * from {{ ref('int_goodput__rolling_window_values') }}
     {% if is_incremental() %}
     where computed_at > (select max(computed_at) from {{ this }})
     {% endif %}
+
+),
+
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
 
 ),
 
@@ -40,7 +46,7 @@ totals as (
 
 per_window as (
 
-    {{ goodput_window_totals('rolling_values', extra=['computed_at']) }}
+    {{ goodput_window_totals('rolling_values', 'badput_types', extra=['computed_at']) }}
 
 ),
 

@@ -14,6 +14,12 @@ latest_values as (
 
 ),
 
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
+
+),
+
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
@@ -22,7 +28,7 @@ totals as (
 
 per_window as (
 
-    {{ goodput_window_totals('latest_values') }}
+    {{ goodput_window_totals('latest_values', 'badput_types') }}
 
 )
 

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Custom badput events (eval, SDC checks, ...) that the library removes from
   productive step time: every paired event fully inside a productive step
@@ -57,6 +56,7 @@ attributed as (
         intervals.run_id,
         intervals.segment_no,
         intervals.event_seq,
+        custom_events.end_seq as event_end_seq,
         custom_events.interval_subtype as custom_badput_event_type,
         custom_events.start_epoch,
         custom_events.end_epoch,
@@ -75,6 +75,7 @@ attributed as (
         intervals.run_id,
         intervals.segment_no,
         intervals.event_seq,
+        custom_events.end_seq,
         custom_events.interval_subtype,
         custom_events.start_epoch,
         custom_events.end_epoch,

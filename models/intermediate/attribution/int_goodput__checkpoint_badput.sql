@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   UNPRODUCTIVE_CHECKPOINT_SAVE_TIME / RESTORE_TIME exactly as the library's
   CheckpointBadputCalculator reads Orbax records: group by step and storage

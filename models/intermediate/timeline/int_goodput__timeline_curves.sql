@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   The cumulative curve of every measure of every run, as breakpoints: C(x) =
   the measure's located amounts up to x seconds after the job start. Between
@@ -12,8 +11,8 @@
     reaches the run's total at the end and the whole job adds up.
   - Buckets the library zeroes when sanitising (below 0 or above the total)
     have no curve.
-  - COUNTED is productive time plus every counted bucket (all but
-    DATA_LOADING_ASYNC): OTHER up to x is max(0, min over [x, total] of
+  - COUNTED is productive time plus every bucket that counts against Goodput
+    (the catalogue's counts_against_goodput: all but DATA_LOADING_ASYNC): OTHER up to x is max(0, min over [x, total] of
     S(s) = s - COUNTED(s)), the slack left once every later overlap of
     buckets is paid for. That is non-decreasing (no window gets negative
     OTHER), adds up over any partition, and ends at the library's
@@ -26,9 +25,15 @@
 
 with
 
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
+
+),
+
 amounts as (
 
-    select * from {{ ref('int_goodput__located_amounts') }}
+    select * from {{ ref('int_goodput__timeline_amounts') }}
 
 ),
 
@@ -80,14 +85,29 @@ with_counted as (
 
     union all
 
-    select run_id, 'COUNTED', '', start_offset, end_offset, amount
+    -- productive time and every bucket the catalogue counts against Goodput
+    select
+        kept.run_id,
+        'COUNTED' as measure,
+        '' as custom_badput_event_type,
+        kept.start_offset,
+        kept.end_offset,
+        kept.amount
     from kept
-    where measure not in ('DATA_LOADING_ASYNC', 'DISRUPTIONS')
+    left join badput_types
+        on badput_types.badput_type = kept.measure
+    where kept.measure = 'PRODUCTIVE' or badput_types.counts_against_goodput
 
     union all
 
     -- the job's two ends are breakpoints of COUNTED, so S is linear between its breakpoints
-    select run_id, 'COUNTED', '', edge.at_offset, edge.at_offset, 0
+    select
+        edge.run_id,
+        'COUNTED' as measure,
+        '' as custom_badput_event_type,
+        edge.at_offset as start_offset,
+        edge.at_offset as end_offset,
+        0 as amount
     from (
         select run_id, 0.0 as at_offset from totals
         union all

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Consecutive step entries of a segment, as the library walks its step dict:
   the interval [previous step start, this step start] is step `step_count - 1`'s
@@ -21,7 +20,7 @@ entries as (
 
 restarts as (
 
-    select * from {{ ref('int_goodput__restarts') }}
+    select * from {{ ref('int_goodput__segments') }}
 
 ),
 

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Every counted entry with the segment (0 = first start, k = after the k-th
   restart) the library is in when it processes the entry.
@@ -14,7 +13,7 @@ entries as (
 
 restarts as (
 
-    select * from {{ ref('int_goodput__restarts') }}
+    select * from {{ ref('int_goodput__segments') }}
     where segment_no > 0
 
 ),

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Every amount of the cumulative attribution, located on the time axis: one
   row per piece of productive time, Badput bucket, deduction or disruption,
@@ -39,7 +38,7 @@ custom_in_steps as (
 
 segments as (
 
-    select * from {{ ref('int_goodput__segment_metrics') }}
+    select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
 
 ),
 
@@ -81,6 +80,14 @@ entries as (
 ),
 
 {% set no_type = "cast('' as " ~ dbt.type_string() ~ ")" %}
+{% set no_seq = "cast(null as " ~ dbt.type_bigint() ~ ")" %}
+
+{#- Every branch below has the same columns, each aliased: run_id, segment_no,
+    measure, custom_badput_event_type, component, source_seq (the entry the
+    amount is placed by: a step entry, the end of a pair, a restart; null for
+    the one last-step amount of a run), event_end_seq (custom events: the
+    event's end entry, as one event can sit in two overlapping intervals),
+    start_epoch, end_epoch, amount. -#}
 
 step_amounts as (
 
@@ -90,6 +97,8 @@ step_amounts as (
         'PRODUCTIVE' as measure,
         {{ no_type }} as custom_badput_event_type,
         'step interval' as component,
+        event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
         raw_seconds as amount
@@ -101,12 +110,14 @@ step_amounts as (
     select
         run_id,
         segment_no,
-        'PRODUCTIVE',
-        {{ no_type }},
-        'step floored at zero',
+        'PRODUCTIVE' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'step floored at zero' as component,
+        event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        custom_badput_seconds - raw_seconds
+        custom_badput_seconds - raw_seconds as amount
     from productive_time
     where interval_class = 'productive' and custom_badput_seconds > raw_seconds
 
@@ -115,12 +126,14 @@ step_amounts as (
     select
         run_id,
         segment_no,
-        'WASTED_PROGRESS_FROM_DISRUPTION',
-        {{ no_type }},
-        'wasted step interval',
+        'WASTED_PROGRESS_FROM_DISRUPTION' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'wasted step interval' as component,
+        event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        raw_seconds
+        raw_seconds as amount
     from productive_time
     where interval_class = 'wasted'
 
@@ -129,19 +142,27 @@ step_amounts as (
 custom_amounts as (
 
     select
-        run_id,
-        segment_no,
-        measure,
-        case when measure = 'PRODUCTIVE' then '' else custom_badput_event_type end as custom_badput_event_type,
+        custom_in_steps.run_id,
+        custom_in_steps.segment_no,
+        sides.measure,
+        case
+            when sides.measure = 'PRODUCTIVE' then {{ no_type }}
+            else custom_in_steps.custom_badput_event_type
+        end as custom_badput_event_type,
         'custom event in step' as component,
-        start_epoch,
-        end_epoch,
-        case when measure = 'PRODUCTIVE' then -duration_seconds else duration_seconds end as amount
+        custom_in_steps.event_seq as source_seq,
+        custom_in_steps.event_end_seq,
+        custom_in_steps.start_epoch,
+        custom_in_steps.end_epoch,
+        case
+            when sides.measure = 'PRODUCTIVE' then -custom_in_steps.duration_seconds
+            else custom_in_steps.duration_seconds
+        end as amount
     from custom_in_steps
     cross join (
         select 'PRODUCTIVE' as measure
         union all
-        select 'CUSTOM_BADPUT_EVENTS'
+        select 'CUSTOM_BADPUT_EVENTS' as measure
     ) as sides
 
 ),
@@ -151,6 +172,7 @@ first_steps as (
     select
         productive_time.run_id,
         productive_time.segment_no,
+        productive_time.event_seq,
         productive_time.start_epoch,
         productive_time.end_epoch,
         segments.program_startup_seconds * productive_time.adjusted_seconds / segments.first_step_seconds
@@ -168,19 +190,24 @@ first_steps as (
 startup_amounts as (
 
     select
-        run_id,
-        segment_no,
-        measure,
+        first_steps.run_id,
+        first_steps.segment_no,
+        sides.measure,
         {{ no_type }} as custom_badput_event_type,
         'program startup' as component,
-        start_epoch,
-        end_epoch,
-        case when measure = 'PRODUCTIVE' then -startup_seconds else startup_seconds end as amount
+        first_steps.event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
+        first_steps.start_epoch,
+        first_steps.end_epoch,
+        case
+            when sides.measure = 'PRODUCTIVE' then -first_steps.startup_seconds
+            else first_steps.startup_seconds
+        end as amount
     from first_steps
     cross join (
         select 'PRODUCTIVE' as measure
         union all
-        select 'PROGRAM_STARTUP'
+        select 'PROGRAM_STARTUP' as measure
     ) as sides
 
 ),
@@ -193,6 +220,8 @@ last_step_amounts as (
         'PRODUCTIVE' as measure,
         {{ no_type }} as custom_badput_event_type,
         'last step until job end' as component,
+        {{ no_seq }} as source_seq,
+        {{ no_seq }} as event_end_seq,
         segments.max_step_start_epoch as start_epoch,
         totals.last_job_end_epoch as end_epoch,
         totals.last_job_end_epoch - segments.max_step_start_epoch as amount
@@ -210,6 +239,7 @@ checkpoint_located as (
         checkpoints.run_id,
         coalesce(entries.segment_no, 0) as segment_no,
         checkpoints.operation,
+        checkpoints.first_event_seq,
         checkpoints.mean_duration_seconds,
         coalesce(
             checkpoints.first_started_epoch,
@@ -236,6 +266,8 @@ checkpoint_amounts as (
         end as measure,
         {{ no_type }} as custom_badput_event_type,
         'checkpoint ' || operation as component,
+        first_event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         start_epoch + mean_duration_seconds as end_epoch,
         mean_duration_seconds as amount
@@ -246,12 +278,14 @@ checkpoint_amounts as (
     select
         run_id,
         segment_no,
-        'PRODUCTIVE',
-        {{ no_type }},
-        'checkpoint save',
+        'PRODUCTIVE' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'checkpoint save' as component,
+        first_event_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
-        start_epoch + mean_duration_seconds,
-        -mean_duration_seconds
+        start_epoch + mean_duration_seconds as end_epoch,
+        -mean_duration_seconds as amount
     from checkpoint_located
     where operation = 'save' and run_has_steps
 
@@ -268,6 +302,8 @@ interval_amounts as (
         end as measure,
         {{ no_type }} as custom_badput_event_type,
         interval_kind as component,
+        end_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
         duration_seconds as amount
@@ -277,13 +313,15 @@ interval_amounts as (
 
     select
         run_id,
-        end_segment_no,
-        'DATA_LOADING_SYNC',
-        {{ no_type }},
-        'data loading',
+        end_segment_no as segment_no,
+        'DATA_LOADING_SYNC' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'data loading' as component,
+        end_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds * sync_count
+        duration_seconds * sync_count as amount
     from data_loading
     where sync_count > 0
 
@@ -291,13 +329,15 @@ interval_amounts as (
 
     select
         run_id,
-        end_segment_no,
-        'DATA_LOADING_ASYNC',
-        {{ no_type }},
-        'data loading',
+        end_segment_no as segment_no,
+        'DATA_LOADING_ASYNC' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'data loading' as component,
+        end_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds * (1 - sync_count)
+        duration_seconds * (1 - sync_count) as amount
     from data_loading
     where sync_count != 1
 
@@ -311,6 +351,8 @@ disruption_amounts as (
         'INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION' as measure,
         {{ no_type }} as custom_badput_event_type,
         'restart recovery' as component,
+        restart_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
         last_step_start_epoch as start_epoch,
         restart_job_start_epoch as end_epoch,
         infrastructure_recovery_seconds as amount
@@ -321,13 +363,15 @@ disruption_amounts as (
 
     select
         run_id,
-        disruption_no,
-        'DISRUPTIONS',
-        {{ no_type }},
-        'restart',
-        resume_start_epoch,
-        resume_start_epoch,
-        1
+        disruption_no as segment_no,
+        'DISRUPTIONS' as measure,
+        {{ no_type }} as custom_badput_event_type,
+        'restart' as component,
+        restart_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
+        resume_start_epoch as start_epoch,
+        resume_start_epoch as end_epoch,
+        1 as amount
     from disruptions
 
 ),
@@ -358,6 +402,8 @@ final as (
         measure,
         custom_badput_event_type,
         component,
+        source_seq,
+        event_end_seq,
         least(start_epoch, end_epoch) as start_epoch,
         greatest(start_epoch, end_epoch) as end_epoch,
         amount

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Start/end pairs as the library forms them, in entry order: an end pairs with
   the latest start of its kind if no end consumed that start already (a second

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   The entries the library counts (severity INFO, job_name = run), numbered in
   the order it processes them: (timestamp, insertId) ascending per run.

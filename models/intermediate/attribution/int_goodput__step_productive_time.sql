@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Each step interval's productive time: the raw interval minus the custom badput
   events inside it, floored at zero (productive intervals only).

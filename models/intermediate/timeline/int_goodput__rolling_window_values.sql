@@ -13,11 +13,8 @@
 }}
 {{ goodput_check_incremental_state() }}
 {#
-  Every measure of every run in every rolling window on the grid: window ends
-  at multiples of rolling_grid_seconds (UTC epoch seconds), from the first
-  after the job start to the first at or after rolling_until_epoch (the job
-  end or evaluation time; for a stalled run, no later than its last entry plus
-  the largest window: see int_goodput__run_totals), times each size in
+  Every measure of every run in every rolling window on the grid: each window
+  end of int_goodput__rolling_window_ends times each size in
   rolling_windows_seconds.
 
   Incremental: a new build recomputes, per run, the window ends from where its
@@ -30,7 +27,7 @@
   moving earlier amounts); when it does not, the whole run is recomputed.
 #}
 
--- depends_on: {{ ref('int_goodput__located_amounts') }}
+-- depends_on: {{ ref('int_goodput__timeline_amounts') }}
 {% set grid = var('rolling_grid_seconds') | int %}
 {% set windows = var('rolling_windows_seconds') %}
 
@@ -43,27 +40,15 @@ totals as (
 
 ),
 
-final_segments as (
+curves as (
 
-    select run_id, max(segment_no) as final_segment_no
-    from {{ ref('int_goodput__restarts') }}
-    group by run_id
+    select * from {{ ref('int_goodput__timeline_curves') }}
 
 ),
 
 runs as (
 
-    select
-        totals.run_id,
-        totals.elapsed_origin_epoch,
-        cast(floor(totals.elapsed_origin_epoch / {{ grid }}) + 1 as {{ dbt.type_bigint() }}) * {{ grid }}
-            as first_window_end_epoch,
-        cast(ceil(totals.rolling_until_epoch / {{ grid }}) as {{ dbt.type_bigint() }}) * {{ grid }}
-            as last_window_end_epoch,
-        coalesce(final_segments.final_segment_no, 0) as final_segment_no
-    from totals
-    left join final_segments
-        on final_segments.run_id = totals.run_id
+    select * from {{ ref('int_goodput__rolling_window_ends') }}
 
 ),
 
@@ -85,7 +70,7 @@ moved as (
     select
         amounts.run_id,
         min(amounts.start_epoch) as first_start_epoch
-    from {{ ref('int_goodput__located_amounts') }} as amounts
+    from {{ ref('int_goodput__timeline_amounts') }} as amounts
     inner join previous
         on previous.run_id = amounts.run_id
         and amounts.segment_no >= previous.previous_final_segment_no
@@ -117,7 +102,29 @@ candidates as (
 
 ),
 
-{{ goodput_window_amounts('candidates', prefix='check', method='lookup') }},
+check_bounds as (
+
+    {{ goodput_window_bounds('candidates', 'totals') }}
+
+),
+
+check_points as (
+
+    {{ goodput_window_points('check_bounds') }}
+
+),
+
+check_at_points as (
+
+    {{ goodput_measures_at('check_points', 'curves', method='lookup') }}
+
+),
+
+check_amounts as (
+
+    {{ goodput_window_amounts('check_bounds', 'check_at_points') }}
+
+),
 
 stored as (
 
@@ -223,7 +230,7 @@ sweep_points as (
 
 grid_values as (
 
-    {{ goodput_measures_at('sweep_points', ref('int_goodput__located_curves')) }}
+    {{ goodput_measures_at('sweep_points', 'curves') }}
 
 ),
 
@@ -287,7 +294,7 @@ without_curve as (
         on grid.run_id = run_measures.run_id
     where not exists (
         select 1
-        from {{ ref('int_goodput__located_curves') }} as curves
+        from curves
         where curves.run_id = run_measures.run_id
             and case when curves.measure = 'COUNTED' then 'OTHER' else curves.measure end = run_measures.measure
             and curves.custom_badput_event_type = run_measures.custom_badput_event_type

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Every measure of every run over the windows the library's monitor reports:
   each size in rolling_windows_seconds, ending exactly at the run's end (job
@@ -13,6 +12,12 @@ totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
     where total_elapsed_seconds > 0
+
+),
+
+curves as (
+
+    select * from {{ ref('int_goodput__timeline_curves') }}
 
 ),
 
@@ -36,7 +41,29 @@ latest_windows as (
 
 ),
 
-{{ goodput_window_amounts('latest_windows', prefix='latest', method='lookup') }},
+latest_bounds as (
+
+    {{ goodput_window_bounds('latest_windows', 'totals') }}
+
+),
+
+latest_points as (
+
+    {{ goodput_window_points('latest_bounds') }}
+
+),
+
+latest_at_points as (
+
+    {{ goodput_measures_at('latest_points', 'curves', method='lookup') }}
+
+),
+
+latest_amounts as (
+
+    {{ goodput_window_amounts('latest_bounds', 'latest_at_points') }}
+
+),
 
 final as (
 

@@ -1,12 +1,20 @@
-{{ config(materialized='table') }}
 {#
   Every Badput bucket of every run in long form (custom events one row per
   type), sanitised as the library does: a value below zero or above the total
   elapsed time becomes 0 (and is flagged). OTHER = total - productive - every
-  counted bucket (all but DATA_LOADING_ASYNC), never negative.
+  bucket that counts against Goodput, never negative. Which buckets exist,
+  whether each counts, their order and their Cloud Monitoring label come from
+  the Badput catalogue (seed badput_types); this model only maps each bucket
+  to the run_totals column that computes it.
 #}
 
 with
+
+badput_types as (
+
+    select * from {{ ref('badput_types') }}
+
+),
 
 totals as (
 
@@ -77,28 +85,67 @@ sanitized as (
 
 ),
 
+counted as (
+
+    select
+        sanitized.run_id,
+        sum(sanitized.badput_seconds) as counted_seconds
+    from sanitized
+    inner join badput_types
+        on badput_types.badput_type = sanitized.badput_type
+    where badput_types.counts_against_goodput
+    group by sanitized.run_id
+
+),
+
 other as (
 
     select
         totals.run_id,
         'OTHER' as badput_type,
         cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
-        totals.total_elapsed_seconds - totals.productive_seconds - counted.counted_seconds as raw_seconds,
+        totals.total_elapsed_seconds - totals.productive_seconds - coalesce(counted.counted_seconds, 0)
+            as raw_seconds,
         totals.total_elapsed_seconds,
         false as was_sanitized,
-        greatest(0, totals.total_elapsed_seconds - totals.productive_seconds - counted.counted_seconds)
+        greatest(0, totals.total_elapsed_seconds - totals.productive_seconds - coalesce(counted.counted_seconds, 0))
             as badput_seconds
     from totals
-    inner join (
-        select run_id, sum(badput_seconds) as counted_seconds
-        from sanitized
-        where badput_type != 'DATA_LOADING_ASYNC'
-        group by run_id
-    ) as counted
+    inner join (select distinct run_id from sanitized) as bucketed
+        on bucketed.run_id = totals.run_id
+    left join counted
         on counted.run_id = totals.run_id
+
+),
+
+buckets as (
+
+    select * from sanitized
+    union all
+    select * from other
+
+),
+
+-- a bucket missing from the catalogue keeps null catalogue columns and fails the relationships test
+final as (
+
+    select
+        buckets.run_id,
+        buckets.badput_type,
+        buckets.custom_badput_event_type,
+        buckets.raw_seconds,
+        buckets.total_elapsed_seconds,
+        buckets.was_sanitized,
+        buckets.badput_seconds,
+        badput_types.badput_type_id,
+        badput_types.counts_against_goodput,
+        badput_types.exported_to_gcm,
+        {{ goodput_gcm_badput_source('buckets.badput_type', 'buckets.custom_badput_event_type') }}
+            as gcm_badput_source
+    from buckets
+    left join badput_types
+        on badput_types.badput_type = buckets.badput_type
 
 )
 
-select * from sanitized
-union all
-select * from other
+select * from final

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   One row per restart: the last step entry before it (the library's
   `_last_disrupted_step` and its start time), the step it resumes from, the job
@@ -10,7 +9,7 @@ with
 
 segments as (
 
-    select * from {{ ref('int_goodput__segment_metrics') }}
+    select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
 
 ),
 

@@ -1,3 +1,4 @@
+{{ config(materialized='view') }}
 {#
   Ideal step time and step deviation as the library computes them:
   - ideal = var('goodput_ideal_step_seconds') when configured, else the mean of

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Data-loading intervals and how many times the library counts each as
   synchronous (DATA_LOADING_SYNC):
@@ -21,7 +20,7 @@ intervals as (
 
 restarts as (
 
-    select * from {{ ref('int_goodput__restarts') }}
+    select * from {{ ref('int_goodput__segments') }}
 
 ),
 

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   Restart detection, set-based. The library keeps a dict of the steps seen since
   the last (re)start; a step entry whose step_count is already in it is a

@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   One row per (run, segment): the library's per-segment productive time,
   PROGRAM_STARTUP (first-step excess over the mean of the segment's other
@@ -23,7 +22,7 @@ intervals as (
 
 restarts as (
 
-    select * from {{ ref('int_goodput__restarts') }}
+    select * from {{ ref('int_goodput__segments') }}
 
 ),
 

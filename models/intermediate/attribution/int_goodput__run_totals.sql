@@ -1,4 +1,3 @@
-{{ config(materialized='table') }}
 {#
   One row per run: total elapsed time, productive time and every Badput bucket
   before sanitising, exactly as GoodputCalculator.get_job_goodput assembles them.
@@ -19,7 +18,7 @@ entries as (
 
 segments as (
 
-    select * from {{ ref('int_goodput__segment_metrics') }}
+    select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
 
 ),
 
