@@ -2,7 +2,7 @@
 
 Ours locates the cumulative attribution in time and takes what falls inside the interval;
 the library recomputes Goodput from scratch over the entries inside it. They agree on a
-window holding the whole job, and differ, by design, in the cases the README lists; each
+window holding the whole job, and differ, by design, in the cases docs/semantics.md lists; each
 is pinned here with both values.
 """
 
