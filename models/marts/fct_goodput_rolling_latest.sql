@@ -2,7 +2,7 @@
   One row per (run, window size) over the window ending at the run's end (job
   end, or the evaluation time of a running job): what the library's monitor
   reports as interval Goodput for each window size, computed from the same
-  attribution as fct_goodput_cumulative (see the README for where the
+  attribution as fct_goodput_cumulative (see docs/semantics.md for where the
   library's own interval computation differs).
 #}
 
