@@ -30,7 +30,6 @@ from typing import Any, Iterable
 
 PREFIX = "compute.googleapis.com/workload/"
 RESOURCE_TYPE = "compute.googleapis.com/Workload"
-RESOURCE_LABELS = ("location", "workload_id", "replica_id")
 EXCLUDED_BADPUT = {"DATA_LOADING_ASYNC"}
 MAX_SERIES_PER_REQUEST = 200
 MIN_SPACING = dt.timedelta(seconds=5)

@@ -118,10 +118,6 @@ class DuckDBSink:
         # larger threshold gained nothing more and held more in memory. This process only.
         self._con.execute("set checkpoint_threshold = '256MB'")
 
-    @property
-    def connection(self) -> duckdb.DuckDBPyConnection:
-        return self._con
-
     def get_cursor(self, source_key: str) -> Cursor | None:
         row = self._con.execute(
             f"""select cursor_timestamp, cursor_insert_id, cursor_offset, fingerprint,
