@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from goodput_loader.pipeline import LoadSummary, Source, land
 from goodput_loader.progress import LoadProgress
 from goodput_loader.sinks.base import Sink
-from goodput_loader.sinks.duckdb_sink import DuckDBSink
+from goodput_loader.warehouses.duckdb import DuckDBSink
 
 
 @dataclass
@@ -40,7 +40,7 @@ class LoadRequest:
 def open_sink(request: LoadRequest) -> Sink:
     """BigQuery when --bigquery names a dataset, else the DuckDB file."""
     if request.bigquery_dataset:
-        from goodput_loader.sinks.bigquery_sink import BigQuerySink
+        from goodput_loader.warehouses.bigquery import BigQuerySink
 
         return BigQuerySink(request.bigquery_dataset, request.bigquery_endpoint, request.bigquery_location)
     return DuckDBSink(request.duckdb_path)
