@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -87,54 +87,103 @@ def main(ctx: click.Context, verbose: bool) -> None:
     ctx.obj = _Context(verbose)
 
 
+class OptionGroup:
+    """Click options applied as one decorator, and read back as one group.
+
+    As sqlfluff's ``core_options``/``lint_options``: a command lists groups,
+    not options, and the options one source needs stay together. ``take``
+    removes the group's values from the command's keyword arguments, so the
+    command builds each part of its request from a group instead of copying
+    every option by hand. Parameter names starting with ``prefix`` lose it
+    there (``--bigquery-endpoint`` -> ``endpoint``), which lets two groups of
+    one command have a field of the same name.
+    """
+
+    def __init__(self, *options: Callable[[Any], Any], prefix: str = ""):
+        self.options = options
+        self.prefix = prefix
+        probe: Any = lambda: None  # noqa: E731 - collects the parameters the options declare
+        for option in options:
+            option(probe)
+        self.names = tuple(param.name for param in probe.__click_params__)
+
+    def __call__(self, fn: Any) -> Any:
+        for option in reversed(self.options):  # the first option listed is the first in --help
+            fn = option(fn)
+        return fn
+
+    def take(self, values: dict[str, Any]) -> dict[str, Any]:
+        """This group's values, removed from ``values``, by field name."""
+        return {name.removeprefix(self.prefix): values.pop(name) for name in self.names}
+
+
 # --------------------------------------------------------------------- load
+load_source_options = OptionGroup(
+    click.option("--from-logging", is_flag=True, help="Read from Cloud Logging instead of files."),
+    click.option("--project", help="GCP project: the one to read logs from (--from-logging), "
+                 "or the one to name bare payload files' logName after (default 'local')."),
+    click.option("--run", "runs", multiple=True, help="Run name (log goodput_RUN). Repeat for several runs "
+                 "with --from-logging; names the run of bare payload files."),
+)
+
+load_logging_options = OptionGroup(
+    click.option("--since", help="--from-logging: oldest entry time to read on a first load (ISO 8601). "
+                 "Default: 30 days before --until."),
+    click.option("--until", help="--from-logging: newest entry time to read (ISO 8601 or 'now'). "
+                 "Default: now minus --settle."),
+    click.option("--settle", "settle_seconds", type=float, default=120.0, show_default=True,
+                 help="--from-logging: seconds to stay behind now, so late-committed entries are never skipped."),
+    click.option("--reread", "reread_seconds", type=click.FloatRange(0), default=600.0, show_default=True,
+                 help="--from-logging: seconds before the cursor to read again on every load, so entries "
+                 "that became readable late still land (duplicates are dropped; 0 turns it off)."),
+    click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
+                 help="--from-logging: entries per entries.list call."),
+    click.option("--requests-per-minute", type=float, default=60.0, show_default=True,
+                 help="--from-logging: pace reads to the project's entries.list quota."),
+    click.option("--max-retries", type=click.IntRange(0), default=8, show_default=True,
+                 help="--from-logging: retries of 429/5xx/timeouts before giving up."),
+    click.option("--retry-initial-delay", type=float, default=1.0, show_default=True,
+                 help="--from-logging: first backoff delay in seconds (doubles, with jitter, up to 60 s)."),
+    click.option("--logging-endpoint", envvar="GOODPUT_LOGGING_ENDPOINT",
+                 help="Cloud Logging API endpoint (a local server for tests; http:// sends no credentials)."),
+    prefix="logging_",
+)
+
+load_bigquery_options = OptionGroup(
+    click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET", envvar="GOODPUT_BIGQUERY_DATASET",
+                 help="Land into this BigQuery dataset instead of DuckDB (tables created if missing)."),
+    click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT",
+                 help="BigQuery API endpoint (a local emulator for tests; sends no credentials)."),
+    click.option("--bigquery-location", help="BigQuery location of the dataset's jobs (default: the client's)."),
+    prefix="bigquery_",
+)
+
+load_file_options = OptionGroup(
+    click.option("--batch-size", type=click.IntRange(1), default=250_000, show_default=True,
+                 help="Files: lines per transaction (BigQuery: per load job). "
+                 "Large batches keep every DuckDB thread busy."),
+    click.option("--rescan", is_flag=True,
+                 help="Files: read from the start even if a previous load committed part of it."),
+)
+
+load_behaviour_options = OptionGroup(
+    click.option("--strict", is_flag=True, help=f"Exit with {EXIT_REJECTED} if any input was rejected."),
+    click.option("--json", "as_json", is_flag=True, help="Print the load summary as JSON on stdout."),
+    click.option("--progress/--no-progress", default=None,
+                 help="Show a progress line (default: when stderr is a terminal)."),
+)
+
+
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(exists=True))
 @duckdb_option
-@click.option("--from-logging", is_flag=True, help="Read from Cloud Logging instead of files.")
-@click.option("--project", help="GCP project: the one to read logs from (--from-logging), "
-              "or the one to name bare payload files' logName after (default 'local').")
-@click.option("--run", "runs", multiple=True, help="Run name (log goodput_RUN). Repeat for several runs "
-              "with --from-logging; names the run of bare payload files.")
-@click.option("--since", help="--from-logging: oldest entry time to read on a first load (ISO 8601). "
-              "Default: 30 days before --until.")
-@click.option("--until", help="--from-logging: newest entry time to read (ISO 8601 or 'now'). "
-              "Default: now minus --settle.")
-@click.option("--settle", type=float, default=120.0, show_default=True,
-              help="--from-logging: seconds to stay behind now, so late-committed entries are never skipped.")
-@click.option("--reread", type=click.FloatRange(0), default=600.0, show_default=True,
-              help="--from-logging: seconds before the cursor to read again on every load, so entries "
-              "that became readable late still land (duplicates are dropped; 0 turns it off).")
-@click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
-              help="--from-logging: entries per entries.list call.")
-@click.option("--requests-per-minute", type=float, default=60.0, show_default=True,
-              help="--from-logging: pace reads to the project's entries.list quota.")
-@click.option("--max-retries", type=click.IntRange(0), default=8, show_default=True,
-              help="--from-logging: retries of 429/5xx/timeouts before giving up.")
-@click.option("--retry-initial-delay", type=float, default=1.0, show_default=True,
-              help="--from-logging: first backoff delay in seconds (doubles, with jitter, up to 60 s).")
-@click.option("--logging-endpoint", envvar="GOODPUT_LOGGING_ENDPOINT",
-              help="Cloud Logging API endpoint (a local server for tests; http:// sends no credentials).")
-@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET", envvar="GOODPUT_BIGQUERY_DATASET",
-              help="Land into this BigQuery dataset instead of DuckDB (tables created if missing).")
-@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT",
-              help="BigQuery API endpoint (a local emulator for tests; sends no credentials).")
-@click.option("--bigquery-location", help="BigQuery location of the dataset's jobs (default: the client's).")
-@click.option("--batch-size", type=click.IntRange(1), default=250_000, show_default=True,
-              help="Files: lines per transaction (BigQuery: per load job). "
-              "Large batches keep every DuckDB thread busy.")
-@click.option("--rescan", is_flag=True, help="Files: read from the start even if a previous load committed part of it.")
-@click.option("--strict", is_flag=True, help=f"Exit with {EXIT_REJECTED} if any input was rejected.")
-@click.option("--json", "as_json", is_flag=True, help="Print the load summary as JSON on stdout.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress line (default: when stderr is a terminal).")
+@load_source_options
+@load_logging_options
+@load_bigquery_options
+@load_file_options
+@load_behaviour_options
 @click.pass_obj
-def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: bool, project: str | None,
-         runs: tuple[str, ...], since: str | None, until: str | None, settle: float, reread: float,
-         page_size: int,
-         requests_per_minute: float, max_retries: int, retry_initial_delay: float,
-         logging_endpoint: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
-         bigquery_location: str | None, batch_size: int, rescan: bool, strict: bool, as_json: bool,
-         progress: bool | None) -> None:
+def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, **options: Any) -> None:
     """Land log entries from FILES (NDJSON, gcloud JSON arrays, bare payloads; gzip or not) or Cloud Logging.
 
     Loads are incremental and idempotent: entries are unique on
@@ -151,8 +200,10 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
       goodput-loader load --from-logging --project my-proj --run run-a --run run-b
       goodput-loader load --bigquery my-proj.goodput_raw logs/*.ndjson.gz
     """
-    from goodput_loader.load import LoadRequest, run_load
+    from goodput_loader.load import BigQueryDestination, FileRead, LoadRequest, LoggingRead, run_load
 
+    source = load_source_options.take(options)
+    from_logging, project, runs = source["from_logging"], source["project"], source["runs"]
     if from_logging and files:
         raise click.UsageError("give FILES or --from-logging, not both")
     if not from_logging and not files:
@@ -161,31 +212,25 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
         raise click.UsageError("--from-logging needs --project and at least one --run")
     if not from_logging and len(runs) > 1:
         raise click.UsageError("files take at most one --run (the run of bare payload lines)")
+    logging = load_logging_options.take(options)
+    logging["since"] = _parse_time(logging["since"], "--since")
+    logging["until"] = _parse_time(logging["until"], "--until")
+    behaviour = load_behaviour_options.take(options)
     request = LoadRequest(
         duckdb_path=duckdb_path,
         files=list(files),
         from_logging=from_logging,
         project=project,
         runs=list(runs),
-        since=_parse_time(since, "--since"),
-        until=_parse_time(until, "--until"),
-        settle_seconds=settle,
-        reread_seconds=reread,
-        page_size=page_size,
-        requests_per_minute=requests_per_minute,
-        max_retries=max_retries,
-        retry_initial_delay=retry_initial_delay,
-        logging_endpoint=logging_endpoint,
-        bigquery_dataset=bigquery_dataset,
-        bigquery_endpoint=bigquery_endpoint,
-        bigquery_location=bigquery_location,
-        batch_size=batch_size,
-        rescan=rescan,
-        progress=progress,
+        logging=LoggingRead(**logging),
+        bigquery=BigQueryDestination(**load_bigquery_options.take(options)),
+        file_read=FileRead(**load_file_options.take(options)),
+        progress=behaviour["progress"],
     )
+    assert not options, f"options in no group: {sorted(options)}"
     summaries = _run(run_load, request)
     rejected = sum(s.rejected for s in summaries)
-    if as_json:
+    if behaviour["as_json"]:
         click.echo(json.dumps({"sources": [s.as_dict() for s in summaries]}, indent=2))
     for s in summaries:
         if s.shape == "unchanged":
@@ -202,7 +247,7 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, from_logging: 
             f"(goodput-loader rejects --duckdb {duckdb_path})",
             err=True,
         )
-        if strict:
+        if behaviour["strict"]:
             sys.exit(EXIT_REJECTED)
 
 

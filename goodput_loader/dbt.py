@@ -16,8 +16,6 @@ from typing import Any, Sequence
 
 from goodput_loader.errors import LoaderError
 
-PROJECT_NAME = "goodput_warehouse"
-
 
 def find_project_dir(explicit: str | None = None) -> Path:
     """The dbt project: --project-dir, $GOODPUT_DBT_PROJECT_DIR, or the checkout holding this package."""

@@ -8,18 +8,13 @@ from dataclasses import dataclass, field
 from goodput_loader.pipeline import LoadSummary, Source, land
 from goodput_loader.progress import LoadProgress
 from goodput_loader.sinks.base import Sink
-from goodput_loader.sinks.duckdb_sink import DuckDBSink
+from goodput_loader.warehouses.duckdb import DuckDBSink
 
 
-@dataclass
-class LoadRequest:
-    """Everything ``goodput-loader load`` was asked to do."""
+@dataclass(frozen=True)
+class LoggingRead:
+    """How to read Cloud Logging (``--from-logging``): the time bounds, the pacing, the retries."""
 
-    duckdb_path: str
-    files: list[str] = field(default_factory=list)
-    from_logging: bool = False
-    project: str | None = None
-    runs: list[str] = field(default_factory=list)
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     settle_seconds: float = 120.0
@@ -28,25 +23,53 @@ class LoadRequest:
     requests_per_minute: float = 60.0
     max_retries: int = 8
     retry_initial_delay: float = 1.0
-    logging_endpoint: str | None = None
-    bigquery_dataset: str | None = None
-    bigquery_endpoint: str | None = None
-    bigquery_location: str | None = None
+    endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class BigQueryDestination:
+    """Where to land instead of DuckDB (``--bigquery``); no dataset means the DuckDB file."""
+
+    dataset: str | None = None
+    endpoint: str | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """How to read files: lines per transaction, and whether to ignore earlier cursors."""
+
     batch_size: int = 250_000
     rescan: bool = False
+
+
+@dataclass
+class LoadRequest:
+    """Everything ``goodput-loader load`` was asked to do, grouped as its options are."""
+
+    duckdb_path: str
+    files: list[str] = field(default_factory=list)
+    from_logging: bool = False
+    project: str | None = None
+    runs: list[str] = field(default_factory=list)
+    logging: LoggingRead = field(default_factory=LoggingRead)
+    bigquery: BigQueryDestination = field(default_factory=BigQueryDestination)
+    file_read: FileRead = field(default_factory=FileRead)
     progress: bool | None = None
 
 
 def open_sink(request: LoadRequest) -> Sink:
     """BigQuery when --bigquery names a dataset, else the DuckDB file."""
-    if request.bigquery_dataset:
-        from goodput_loader.sinks.bigquery_sink import BigQuerySink
+    destination = request.bigquery
+    if destination.dataset:
+        from goodput_loader.warehouses.bigquery import BigQuerySink
 
-        return BigQuerySink(request.bigquery_dataset, request.bigquery_endpoint, request.bigquery_location)
+        return BigQuerySink(destination.dataset, destination.endpoint, destination.location)
     return DuckDBSink(request.duckdb_path)
 
 
 def run_load(request: LoadRequest) -> list[LoadSummary]:
+    """Land every source of the request into its sink; one summary per source, in order."""
     sink = open_sink(request)
     try:
         with LoadProgress(request.progress) as progress:
@@ -63,8 +86,8 @@ def _load_files(request: LoadRequest, sink: Sink, progress: LoadProgress) -> lis
     options = FileOptions(
         run_name=request.runs[0] if request.runs else None,
         project=request.project or "local",
-        batch_size=request.batch_size,
-        rescan=request.rescan,
+        batch_size=request.file_read.batch_size,
+        rescan=request.file_read.rescan,
     )
     # Every cursor is read here, before the first write: the sources are read
     # ahead in another thread, which must not share the sink's connection.
@@ -91,19 +114,20 @@ def _load_logging(request: LoadRequest, sink: Sink, progress: LoadProgress) -> l
     )
 
     assert request.project is not None
+    read = request.logging
     options = LoggingOptions(
         project=request.project,
-        since=request.since,
-        until=request.until,
-        page_size=request.page_size,
-        settle=dt.timedelta(seconds=request.settle_seconds),
-        reread=dt.timedelta(seconds=request.reread_seconds),
-        max_retries=request.max_retries,
-        retry_initial_delay=request.retry_initial_delay,
-        requests_per_minute=request.requests_per_minute,
+        since=read.since,
+        until=read.until,
+        page_size=read.page_size,
+        settle=dt.timedelta(seconds=read.settle_seconds),
+        reread=dt.timedelta(seconds=read.reread_seconds),
+        max_retries=read.max_retries,
+        retry_initial_delay=read.retry_initial_delay,
+        requests_per_minute=read.requests_per_minute,
     )
-    client = make_client(request.project, request.logging_endpoint)
-    limiter = RateLimiter(request.requests_per_minute)
+    client = make_client(request.project, read.endpoint)
+    limiter = RateLimiter(read.requests_per_minute)
     sources = []
     for run in dict.fromkeys(request.runs):  # each run once, in the order given
         key = LoggingReader.source_key_for(request.project, run)

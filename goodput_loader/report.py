@@ -1,7 +1,8 @@
 """Read the marts back for `goodput-loader report` and `rejects`.
 
 The report opens the warehouse read-only, so it can run beside a notebook; it
-reads only the marts a `build` produced and says so when they are missing.
+reads only the marts a `build` produced and says so when they are missing
+(the queries' plumbing is warehouses/duckdb.py's).
 """
 
 from __future__ import annotations
@@ -9,62 +10,19 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from goodput_loader.errors import LoaderError
 from goodput_loader.runs import labels, select_runs
-
-def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
-    try:
-        return duckdb.connect(duckdb_path, read_only=True)
-    except duckdb.Error as exc:
-        raise LoaderError(f"cannot open {duckdb_path}: {exc}") from exc
-
-
-def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    """Rows of a mart query as dicts; a missing mart means the build has not run."""
-    try:
-        cursor = con.execute(sql, params)
-    except duckdb.CatalogException as exc:
-        raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
-
-
-# Outcomes in goodput_build_results (macros/incremental/build_results.sql) that make the marts untrustworthy.
-FAILED_OUTCOMES = ("error", "fail", "skipped", "runtime error")
-FAILED_NODES_SQL = ("select unique_id, status, message from {t}goodput_build_results "
-                    f"where status in ({', '.join(repr(s) for s in FAILED_OUTCOMES)}) "
-                    "order by case when status = 'skipped' then 1 else 0 end, unique_id")  # causes first
-
-
-def refuse_failed_build(failed: list[dict[str, Any]], command: str) -> None:
-    """Stop when the latest run of any dbt node failed: its mart is stale, or breaks a promise a test checks."""
-    if not failed:
-        return
-    names = ", ".join(f"{row['unique_id'].split('.')[-1]} ({row['status']})" for row in failed[:8])
-    more = f" and {len(failed) - 8} more" if len(failed) > 8 else ""
-    raise LoaderError(
-        f"the last dbt build did not succeed: {names}{more}. Its marts may be stale or wrong, so {command} "
-        "refuses them: fix the cause and build again (goodput-loader build), or pass --allow-failed-build "
-        "to use them anyway"
-    )
-
-
-def failed_nodes(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Nodes whose latest run failed; none when the warehouse has no record (built before it was kept)."""
-    exists = con.execute("select count(*) from information_schema.tables where table_schema = 'main' "
-                         "and table_name = 'goodput_build_results'").fetchone()[0]
-    return fetch_rows(con, FAILED_NODES_SQL.replace("{t}", "main."), []) if exists else []
+from goodput_loader.warehouses.duckdb import connect, failed_nodes, fetch_rows
+from goodput_loader.warehouses.marts import refuse_failed_build
 
 
 def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
     """Every selected run's cumulative row with its Badput breakdown and latest windows.
 
     `runs` holds --run values: a run name (every project's run of that name) or PROJECT/RUN."""
-    con = _connect(duckdb_path)
+    con = connect(duckdb_path, read_only=True)
     try:
         if not allow_failed_build:
             refuse_failed_build(failed_nodes(con), "report")
@@ -217,7 +175,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
 
 
 def rejected_rows(duckdb_path: str, limit: int) -> list[dict[str, Any]]:
-    con = _connect(duckdb_path)
+    con = connect(duckdb_path, read_only=True)
     try:
         return fetch_rows(
             con,

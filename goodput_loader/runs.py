@@ -43,11 +43,3 @@ def labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
     shared = shared_names(runs)
     return {run["run_id"]: run["run_id"] if run["run_name"] in shared else run["run_name"] for run in runs}
 
-
-def one_run(runs: Iterable[dict[str, Any]], value: str) -> dict[str, Any]:
-    """The single run `value` names, or an error saying there is none or which run_ids to choose from."""
-    chosen = select_runs(runs, [value])
-    if len(chosen) > 1:
-        ids = ", ".join(sorted(run["run_id"] for run in chosen))
-        raise LoaderError(f"run name {value!r} is used in several projects ({ids}): name one as PROJECT/RUN")
-    return chosen[0]

@@ -40,7 +40,7 @@ def emulator(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def client(emulator):
-    from goodput_loader.sinks.bigquery_sink import make_client
+    from goodput_loader.warehouses.bigquery import make_client
 
     bq = make_client(PROJECT, emulator)
     bq.create_dataset(RAW, exists_ok=True)
@@ -312,7 +312,7 @@ def test_api_errors_become_actionable_messages():
     """Permission and quota errors (which the emulator never raises) name what to do."""
     from google.api_core import exceptions as gexc
 
-    from goodput_loader.sinks.bigquery_sink import _explain
+    from goodput_loader.warehouses.bigquery import explain as _explain
 
     denied = _explain(gexc.Forbidden("Access Denied: Dataset p:raw"), "p.raw")
     assert "roles/bigquery.dataEditor" in denied and "roles/bigquery.jobUser" in denied

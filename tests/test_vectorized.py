@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goodput_loader.entries import InvalidEntry, from_log_entry
-from goodput_loader.sources.files import _split_lines
+from goodput_loader.sources.files.ndjson import split_lines as _split_lines
 from goodput_loader.sources.vectorized import Screen
 
 CLEAN_PAYLOADS = [

@@ -1,6 +1,7 @@
 """`goodput-loader push`: read the marts, plan against the push state, send, record what landed.
 
-Reads DuckDB (default) or the BigQuery dataset dbt builds into (--bigquery). The push state
+Reads DuckDB (default) or the BigQuery dataset dbt builds into (--bigquery); how is each
+warehouse module's business (warehouses/duckdb.py, warehouses/bigquery.py). The push state
 (goodput_push.push_state in DuckDB, push_state in the BigQuery dataset) keeps the last point
 written per series, committed after every request: re-running push sends nothing already
 written, and an interrupted push resumes where it stopped.
@@ -9,31 +10,21 @@ written, and an interrupted push resumes where it stopped.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-import duckdb
-
-from goodput_loader.errors import LoaderError
 from goodput_loader.push.sender import Sender, make_client
 from goodput_loader.push.series import Plan, Point, Target, cumulative_points, interval_points, plan_requests, to_json
-from goodput_loader.report import FAILED_NODES_SQL, failed_nodes, fetch_rows, refuse_failed_build
 from goodput_loader.runs import select_runs, shared_names
-
-STATE_DDL = """
-create schema if not exists goodput_push;
-create table if not exists goodput_push.push_state (
-    series_id varchar primary key,
-    metric_type varchar not null,
-    last_end_time timestamp not null,
-    updated_at timestamp not null
-);
-"""
+from goodput_loader.warehouses.bigquery import BigQueryMarts
+from goodput_loader.warehouses.duckdb import DuckDBMarts
+from goodput_loader.warehouses.marts import Marts, refuse_failed_build
 
 
 @dataclass
 class PushRequest:
+    """Everything `goodput-loader push` was asked to do."""
+
     duckdb_path: str
     target: Target
     runs: list[str] = field(default_factory=list)
@@ -45,150 +36,6 @@ class PushRequest:
     bigquery_dataset: str | None = None
     bigquery_endpoint: str | None = None
     allow_failed_build: bool = False
-
-
-def _utc(value: dt.datetime | None) -> dt.datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
-
-
-class Marts(Protocol):
-    """Where push reads the marts and keeps its state. Queries name tables as {t}<mart> and take the
-    run list as {runs} and the --since time as {since}."""
-
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]: ...
-
-    def pushed(self) -> dict[str, dt.datetime]: ...
-
-    def failed_nodes(self) -> list[dict[str, Any]]: ...
-
-    def record(self, written: list[Point]) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class DuckDBMarts:
-    """Marts and push state in the DuckDB warehouse."""
-
-    def __init__(self, path: str, read_only: bool):
-        try:
-            self.con = duckdb.connect(path, read_only=read_only)
-        except duckdb.Error as exc:
-            raise LoaderError(f"cannot open {path}: {exc}") from exc
-        self.read_only = read_only
-
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
-        params: list[Any] = []
-        for token in re.findall(r"\{runs\}|\{since\}", sql):
-            params.append(runs if token == "{runs}" else since.astimezone(dt.timezone.utc).replace(tzinfo=None))
-        sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
-        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
-                for row in fetch_rows(self.con, sql, params)]
-
-    def failed_nodes(self) -> list[dict[str, Any]]:
-        return failed_nodes(self.con)
-
-    def pushed(self) -> dict[str, dt.datetime]:
-        if not self.read_only:
-            self.con.execute(STATE_DDL)
-        exists = self.con.execute("select count(*) from information_schema.tables where table_schema = "
-                                  "'goodput_push' and table_name = 'push_state'").fetchone()[0]
-        if not exists:
-            return {}
-        return {row[0]: _utc(row[1]) for row in self.con.execute(
-            "select series_id, last_end_time from goodput_push.push_state").fetchall()}
-
-    def record(self, written: list[Point]) -> None:
-        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        self.con.begin()
-        for point in written:
-            self.con.execute(
-                """insert into goodput_push.push_state values (?, ?, ?, ?)
-                   on conflict (series_id) do update set last_end_time = greatest(
-                       push_state.last_end_time, excluded.last_end_time), updated_at = excluded.updated_at""",
-                [point.series.id, point.series.metric_type,
-                 point.end_time.astimezone(dt.timezone.utc).replace(tzinfo=None), now])
-        self.con.commit()
-
-    def close(self) -> None:
-        self.con.close()
-
-
-class BigQueryMarts:
-    """Marts in the BigQuery dataset dbt builds into; the push state is its push_state table."""
-
-    def __init__(self, spec: str, endpoint: str | None, read_only: bool):
-        from goodput_loader.sinks.bigquery_sink import make_client as bigquery_client
-        from goodput_loader.sinks.bigquery_sink import parse_dataset
-
-        self.project, self.dataset = parse_dataset(spec)
-        self.client = bigquery_client(self.project, endpoint)
-        self.state = f"{self.project}.{self.dataset}.push_state"
-        self.read_only = read_only
-
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
-        from google.api_core import exceptions as gexc
-        from google.cloud import bigquery
-
-        params: list[Any] = [bigquery.ArrayQueryParameter("runs", "STRING", runs)]
-        if since is not None:
-            params.append(bigquery.ScalarQueryParameter("since", "TIMESTAMP", since))
-        sql = (sql.replace("{runs}", "unnest(@runs)").replace("{since}", "@since")
-               .replace("{t}", f"`{self.project}.{self.dataset}`."))
-        try:
-            result = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params)).result()
-        except gexc.NotFound as exc:
-            raise LoaderError(f"the marts are not built in {self.project}.{self.dataset} ({exc.message}); "
-                              "run `dbt build` with the bigquery target first") from exc
-        return [{k: _utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()} for row in result]
-
-    def failed_nodes(self) -> list[dict[str, Any]]:
-        from google.api_core import exceptions as gexc
-
-        try:
-            return self.rows(FAILED_NODES_SQL, [])
-        except LoaderError as exc:
-            if isinstance(exc.__cause__, gexc.NotFound):  # built before outcomes were kept
-                return []
-            raise
-
-    def pushed(self) -> dict[str, dt.datetime]:
-        from google.api_core import exceptions as gexc
-        from google.cloud import bigquery
-
-        if not self.read_only:
-            schema = [bigquery.SchemaField("series_id", "STRING", "REQUIRED"),
-                      bigquery.SchemaField("metric_type", "STRING", "REQUIRED"),
-                      bigquery.SchemaField("last_end_time", "TIMESTAMP", "REQUIRED"),
-                      bigquery.SchemaField("updated_at", "TIMESTAMP", "REQUIRED")]
-            self.client.create_table(bigquery.Table(self.state, schema=schema), exists_ok=True)
-        try:
-            rows = self.client.query(f"select series_id, last_end_time from `{self.state}`").result()
-        except gexc.NotFound:  # a dry run before the first push
-            return {}
-        return {row[0]: _utc(row[1]) for row in rows}
-
-    def record(self, written: list[Point]) -> None:
-        from goodput_loader.sinks.bigquery_sink import _literal
-
-        if not written:
-            return
-        pushed = ", ".join(
-            f"struct({_literal(p.series.id)} as series_id, {_literal(p.series.metric_type)} as metric_type, "
-            f"timestamp_micros({int(p.end_time.timestamp() * 1_000_000)}) as last_end_time)" for p in written)
-        self.client.query(f"""
-            merge `{self.state}` as target
-            using (select * from unnest([{pushed}])) as pushed
-            on target.series_id = pushed.series_id
-            when matched then update set
-                last_end_time = greatest(target.last_end_time, pushed.last_end_time),
-                updated_at = current_timestamp()
-            when not matched then insert (series_id, metric_type, last_end_time, updated_at)
-                values (pushed.series_id, pushed.metric_type, pushed.last_end_time, current_timestamp())""").result()
-
-    def close(self) -> None:
-        self.client.close()
 
 
 def read_points(marts: Marts, request: PushRequest) -> tuple[list[Point], dict[str, list[str]]]:

@@ -84,7 +84,7 @@ class BatchResult:
 
 
 class Sink(Protocol):
-    """A warehouse target: DuckDB (sinks/duckdb_sink.py) or BigQuery (sinks/bigquery_sink.py)."""
+    """A warehouse target: DuckDB (warehouses/duckdb.py) or BigQuery (warehouses/bigquery.py)."""
 
     def get_cursor(self, source_key: str) -> Cursor | None:
         """The committed cursor of a source, or None if it was never loaded."""

@@ -5,7 +5,12 @@ load at ~90k entries/s. Here a whole batch of lines is parsed and checked by
 two DuckDB statements (yyjson, all cores), and the landed columns come back
 as an Arrow table.
 
-The rules stay in ``entries.py``. This screen only vouches for lines it can
+The rules stay in ``entries.py``: the payload checks here are compiled from
+its rule table (``PAYLOAD_RULES``, ``STEP_RULE``, ``CUSTOM_BADPUT_RULE``,
+``CHECKPOINT_RULES``; see ``_rule_sql``), so a rule changed there changes
+both paths. The envelope's checks (timestamps, insertId, severity, logName)
+are Python parsing in entries.py and conservative patterns here: they
+cannot come from one table without a slower screen. This screen only vouches for lines it can
 prove the per-entry path would accept, and builds exactly the fields that path
 would build. A line that fails any check here is not rejected here: it is
 handed to ``entries.from_log_entry``, which accepts it or writes the
@@ -35,16 +40,23 @@ import pyarrow as pa
 from goodput_loader.columns import ENTRY_SCHEMA
 from goodput_loader.entries import (
     CHECKPOINT_EVENT_TYPES,
-    CHECKPOINT_OPTIONAL_NUMBERS,
-    CHECKPOINT_OPTIONAL_TIMES,
-    CHECKPOINT_REQUIRED_DURATION,
-    CUSTOM_BADPUT_EVENT_TYPE,
+    CHECKPOINT_RULES,
+    CUSTOM_BADPUT_RULE,
     CUSTOM_BADPUT_TIME_KEYS,
     JOB_NAME,
     LOG_PREFIX,
+    NULLABLE,
+    OPTIONAL,
+    PAYLOAD_RULES,
+    STEP,
     STEP_COUNT,
+    STEP_KEYS,
+    STEP_RULE,
     STEP_START_TIME,
+    STRING,
+    TIME,
     TIME_KEYS,
+    ValueRule,
 )
 
 _ENVELOPE = ["logName", "insertId", "timestamp", "receiveTimestamp", "severity", "jsonPayload"]
@@ -62,17 +74,13 @@ _LAX_JSON = "|".join(
         *(rf'"{key}"\s*:.*"{key}"\s*:' for key in _ENVELOPE),
     ]
 )
-# Conservative forms of entries.py's ranges (EARLIEST_TIME.., MAX_STEP, MAX_CHECKPOINT_SECONDS):
-# years 2000-2099, times of ten digits from 1e9 to 4e9 (2001-2096), steps of at most 15 digits,
-# durations below 10^7 s. Anything else is left to the per-entry path, which applies the exact range.
+# The envelope's texts. entries.from_log_entry checks these fields with Python's own parsing
+# (the RFC 3339 regex and calendar, the logName split), which is not a pattern a table row can
+# hold, so they stay here as conservative patterns: years 2000-2099, UTC only, no escapes.
+# The payload's value patterns are entries.py's (Kind.screen), compiled from its rule table.
 _TIMESTAMP = r'"20\d\d-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?Z"'
-_PLAIN_STRING = r'"[^"\\]*"'
 _INSERT_ID = r'"[^"\\]+"'
 _SEVERITY = r'"[A-Za-z]*"'
-_STEP = r"\d{1,15}(\.0+)?"
-_TIME = r"[1-3]\d{9}(\.\d+)?"
-_DURATION = r"\d{1,7}(\.\d+)?"
-_NON_EMPTY_STRING = r'"[^"\\]+"'
 
 
 def _has(key: str) -> str:
@@ -95,8 +103,26 @@ def _alternatives(keys: tuple[str, ...] | list[str]) -> str:
     return "|".join(dict.fromkeys(keys))
 
 
+def _rule_sql(rule: ValueRule) -> str:
+    """One of entries.py's ValueRules as a condition on the compact payload text.
+
+    A conservative rendering: where the rule would accept a value the kind's
+    screen pattern does not match, the line goes to the per-entry path, which
+    applies the rule itself.
+    """
+    pattern = rule.kind.screen + ("|null" if rule.presence == NULLABLE else "")
+    if len(rule.keys) > 1:
+        if rule.presence not in (OPTIONAL, NULLABLE):  # no such rule yet; every key would need to be there
+            raise NotImplementedError(f"a required rule over several keys: {rule.keys}")
+        return _every_value_is(rule.keys, pattern)
+    key = rule.keys[0]
+    if rule.presence in (OPTIONAL, NULLABLE):
+        return f"(not {_has(key)} or {_value_is(key, pattern)})"
+    return _value_is(key, pattern)
+
+
 def _payload_ok() -> str:
-    """validate_payload's rules, on the compact text DuckDB writes for a flat payload.
+    """validate_payload's rules (entries.py's table), on the compact text DuckDB writes for a flat payload.
 
     In that text (no whitespace, no nesting, no escapes: the screen sends
     payloads with ``{``, ``[`` or a backslash after the opening brace to
@@ -104,23 +130,19 @@ def _payload_ok() -> str:
     """
     checkpoint = []
     for event_type in CHECKPOINT_EVENT_TYPES:
-        required = CHECKPOINT_REQUIRED_DURATION[event_type]
+        rules = "\n                and ".join(_rule_sql(rule) for rule in CHECKPOINT_RULES[event_type])
         checkpoint.append(
             f"""(regexp_matches(payload, '"event_type":"{event_type}"[,}}]')
-                and {_value_is('step', _STEP)}
-                and {_value_is('directory', _PLAIN_STRING)}
-                and {_value_is(required, _DURATION)}
-                and {_every_value_is(CHECKPOINT_OPTIONAL_NUMBERS, _DURATION + "|null")}
-                and {_every_value_is(CHECKPOINT_OPTIONAL_TIMES, _TIME + "|null")})"""
+                and {rules})"""
         )
-    job_name_ok = _value_is(JOB_NAME, _PLAIN_STRING + "|null")
+    every_payload = "\n        and ".join(_rule_sql(rule) for rule in PAYLOAD_RULES)
+    step_start, step_count = STEP_KEYS
     return f"""
-        {_every_value_is(TIME_KEYS, _TIME)}
-        and (not {_has(JOB_NAME)} or {job_name_ok})
-        and {_has(STEP_START_TIME)} = {_has(STEP_COUNT)}
-        and (not {_has(STEP_COUNT)} or {_value_is(STEP_COUNT, _STEP)})
+        {every_payload}
+        and {_has(step_start)} = {_has(step_count)}
+        and {_rule_sql(STEP_RULE)}
         and (not ({' or '.join(_has(k) for k in CUSTOM_BADPUT_TIME_KEYS)})
-             or {_value_is(CUSTOM_BADPUT_EVENT_TYPE, _NON_EMPTY_STRING)})
+             or {_rule_sql(CUSTOM_BADPUT_RULE)})
         and (not {_has('event_type')}
              or not regexp_matches(payload, '"event_type":"({_alternatives(CHECKPOINT_EVENT_TYPES)})"[,}}]')
                 and not regexp_matches(payload, '"event_type":"[^"]*\\\\')
@@ -143,8 +165,8 @@ def _common_entry() -> str:
     """
     lone_times = [k for k in TIME_KEYS if k != STEP_START_TIME and k not in CUSTOM_BADPUT_TIME_KEYS]
     payload = (
-        f"""[{{]"{JOB_NAME}":{_PLAIN_STRING},("({_alternatives(lone_times)})":{_TIME}"""
-        f"""|"{STEP_COUNT}":{_STEP},"{STEP_START_TIME}":{_TIME})[}}]"""
+        f"""[{{]"{JOB_NAME}":{STRING.screen},("({_alternatives(lone_times)})":{TIME.screen}"""
+        f"""|"{STEP_COUNT}":{STEP.screen},"{STEP_START_TIME}":{TIME.screen})[}}]"""
     )
     texts = ", chr(10), ".join(["insert_id_text", "timestamp_text", "receive_text", "severity_text", "payload"])
     pattern = r"\n".join([_INSERT_ID, _TIMESTAMP, f"({_TIMESTAMP}|null)?", f"({_SEVERITY})?", payload])

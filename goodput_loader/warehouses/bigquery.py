@@ -1,16 +1,27 @@
-"""The raw layer in BigQuery, for fleets that outgrow one machine.
+"""BigQuery, for fleets that outgrow one machine: everything the loader does with it.
 
-Same contract as the DuckDB sink (see ``sinks/base.py``), with BigQuery's
-tools: each batch is one NDJSON load job into a staging table of its own, then
-one transaction MERGEs it into ``log_entries`` on ``(log_name, timestamp,
-insert_id)``, inserts its rejections and moves the source's cursor in
-``load_state``, and drops the staging table. A retried or re-run batch merges
-nothing twice, and a batch that fails before COMMIT leaves the dataset as it
-was (the staging table expires by itself within a day if even the cleanup
-failed).
+* ``BigQuerySink`` writes the raw layer into PROJECT.DATASET;
+* ``BigQueryMarts`` reads the marts dbt builds there, for ``push``, and keeps
+  its state in the dataset's ``push_state`` table;
+* ``make_client``, ``parse_dataset``, ``explain`` and ``literal`` are what
+  both need: a client, the --bigquery value, errors a user can act on, and
+  values spelled into scripts (query parameters do not reach a script's
+  statements).
+
+The sink keeps the DuckDB sink's contract (see ``sinks/base.py``) with
+BigQuery's tools: each batch is one NDJSON load job into a staging table of
+its own, then one transaction MERGEs it into ``log_entries`` on ``(log_name,
+timestamp, insert_id)``, inserts its rejections and moves the source's cursor
+in ``load_state``, and drops the staging table. A retried or re-run batch
+merges nothing twice, and a batch that fails before COMMIT leaves the dataset
+as it was (the staging table expires by itself within a day if even the
+cleanup failed).
 
 Load jobs, not streaming inserts: they are free, keep no streaming buffer
 that MERGE cannot touch, and a whole batch either loads or does not.
+
+google-cloud-bigquery is an extra: it is imported where it is used, so this
+module imports without it and ``require`` names the extra to install.
 """
 
 from __future__ import annotations
@@ -18,11 +29,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from goodput_loader.entries import Rejection, format_rfc3339_us
-from goodput_loader.errors import SinkError
+from goodput_loader.errors import LoaderError, SinkError
 from goodput_loader.sinks.base import Batch, BatchResult, Cursor
+from goodput_loader.warehouses.marts import FAILED_NODES_SQL, as_utc
+
+if TYPE_CHECKING:
+    from goodput_loader.push.series import Point
 
 STAGING_EXPIRY = dt.timedelta(days=1)
 _ENTRY_COLUMNS = ("log_name, run_name, insert_id, `timestamp`, receive_timestamp, severity, payload, "
@@ -52,8 +67,12 @@ def _schema() -> dict[str, list[Any]]:
     }
 
 
-def _literal(value: str | int | None) -> str:
-    """A BigQuery literal: JSON's string escapes are all valid BigQuery escapes."""
+def literal(value: str | int | None) -> str:
+    """A BigQuery literal: JSON's string escapes are all valid BigQuery escapes.
+
+    For values written into a script's text: BigQuery passes query
+    parameters to a single statement only, not to the statements of a script.
+    """
     if value is None:
         return "null"
     if isinstance(value, int):
@@ -69,7 +88,7 @@ def parse_dataset(spec: str) -> tuple[str, str]:
     return project, dataset
 
 
-def _explain(exc: Exception, dataset: str) -> str:
+def explain(exc: Exception, dataset: str) -> str:
     """Turn a Google API error into what to do about it."""
     from google.api_core import exceptions as gexc
 
@@ -87,6 +106,25 @@ def _explain(exc: Exception, dataset: str) -> str:
     return str(exc)
 
 
+def make_client(project: str, endpoint: str | None = None, location: str | None = None) -> Any:
+    """A BigQuery client: application default credentials, or anonymous against a local endpoint."""
+    from goodput_loader.extras import require
+
+    bigquery = require("google.cloud.bigquery", "bigquery", "BigQuery (--bigquery)")
+
+    if endpoint:
+        from google.auth.credentials import AnonymousCredentials
+
+        return bigquery.Client(project=project, credentials=AnonymousCredentials(), location=location,
+                               client_options={"api_endpoint": endpoint})
+    try:
+        return bigquery.Client(project=project, location=location)
+    except Exception as exc:  # google.auth.exceptions.DefaultCredentialsError and friends
+        raise SinkError(f"cannot create a BigQuery client for {project}: {exc}. "
+                        "Run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS") from exc
+
+
+# ------------------------------------------------------------------ writing the raw layer
 class BigQuerySink:
     """Writes the raw layer into PROJECT.DATASET (tables created if missing)."""
 
@@ -110,7 +148,7 @@ class BigQuerySink:
                     table.clustering_fields = ["log_name"]
                 self._client.create_table(table, exists_ok=True)
         except gexc.GoogleAPIError as exc:
-            raise SinkError(f"cannot prepare {self.spec}: {_explain(exc, self.spec)}") from exc
+            raise SinkError(f"cannot prepare {self.spec}: {explain(exc, self.spec)}") from exc
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         config = self._bigquery.QueryJobConfig(query_parameters=list(params))
@@ -128,7 +166,7 @@ class BigQuerySink:
                 [param],
             )
         except gexc.GoogleAPIError as exc:
-            raise SinkError(f"cannot read the load cursor from {self.spec}: {_explain(exc, self.spec)}") from exc
+            raise SinkError(f"cannot read the load cursor from {self.spec}: {explain(exc, self.spec)}") from exc
         if not rows:
             return None
         row = rows[0]
@@ -175,10 +213,10 @@ class BigQuerySink:
             before = self._count_entries()
             statements = []
             if batch.retract:
-                locations = ", ".join(_literal(location) for location in batch.retract)
+                locations = ", ".join(literal(location) for location in batch.retract)
                 statements.append(f"""
                     delete from `{self.spec}.rejected_entries`
-                    where source = {_literal(source)} and location in ({locations});""")
+                    where source = {literal(source)} and location in ({locations});""")
             if entries or rejections:
                 staging = self._stage(entries, rejections, source, now)
                 statements.append(f"""
@@ -203,15 +241,15 @@ class BigQuerySink:
             if cursor is not None:
                 # literals, not query parameters: parameters do not reach the statements of a script
                 ts = "null" if cursor.timestamp_us is None else f"timestamp_micros({int(cursor.timestamp_us)})"
-                values = (f"{_literal(cursor.source_key)}, {ts}, {_literal(cursor.insert_id)}, "
-                          f"{_literal(cursor.offset)}, {_literal(cursor.fingerprint)}")
+                values = (f"{literal(cursor.source_key)}, {ts}, {literal(cursor.insert_id)}, "
+                          f"{literal(cursor.offset)}, {literal(cursor.fingerprint)}")
                 statements.append(f"""
                     merge `{self.spec}.load_state` as target
                     using (select 1 as one) as batch
-                    on target.source_key = {_literal(cursor.source_key)}
+                    on target.source_key = {literal(cursor.source_key)}
                     when matched then update set
-                        cursor_timestamp = {ts}, cursor_insert_id = {_literal(cursor.insert_id)},
-                        cursor_offset = {_literal(cursor.offset)}, fingerprint = {_literal(cursor.fingerprint)},
+                        cursor_timestamp = {ts}, cursor_insert_id = {literal(cursor.insert_id)},
+                        cursor_offset = {literal(cursor.offset)}, fingerprint = {literal(cursor.fingerprint)},
                         updated_at = timestamp '{now}'
                     when not matched then insert
                         (source_key, cursor_timestamp, cursor_insert_id, cursor_offset, fingerprint,
@@ -229,7 +267,7 @@ class BigQuerySink:
                      bigquery.ScalarQueryParameter("key", "STRING", cursor.source_key)])
         except gexc.GoogleAPIError as exc:
             raise SinkError(f"writing a batch to {self.spec} failed and was not committed: "
-                            f"{_explain(exc, self.spec)}") from exc
+                            f"{explain(exc, self.spec)}") from exc
         finally:
             if staging is not None:
                 try:
@@ -245,19 +283,73 @@ class BigQuerySink:
         self._client.close()
 
 
-def make_client(project: str, endpoint: str | None = None, location: str | None = None) -> Any:
-    """A BigQuery client: application default credentials, or anonymous against a local endpoint."""
-    from goodput_loader.extras import require
+# ------------------------------------------------------------------ reading the marts
+class BigQueryMarts:
+    """Marts in the BigQuery dataset dbt builds into; the push state is its push_state table."""
 
-    bigquery = require("google.cloud.bigquery", "bigquery", "BigQuery (--bigquery)")
+    def __init__(self, spec: str, endpoint: str | None, read_only: bool):
+        self.project, self.dataset = parse_dataset(spec)
+        self.client = make_client(self.project, endpoint)
+        self.state = f"{self.project}.{self.dataset}.push_state"
+        self.read_only = read_only
 
-    if endpoint:
-        from google.auth.credentials import AnonymousCredentials
+    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+        from google.api_core import exceptions as gexc
+        from google.cloud import bigquery
 
-        return bigquery.Client(project=project, credentials=AnonymousCredentials(), location=location,
-                               client_options={"api_endpoint": endpoint})
-    try:
-        return bigquery.Client(project=project, location=location)
-    except Exception as exc:  # google.auth.exceptions.DefaultCredentialsError and friends
-        raise SinkError(f"cannot create a BigQuery client for {project}: {exc}. "
-                        "Run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS") from exc
+        params: list[Any] = [bigquery.ArrayQueryParameter("runs", "STRING", runs)]
+        if since is not None:
+            params.append(bigquery.ScalarQueryParameter("since", "TIMESTAMP", since))
+        sql = (sql.replace("{runs}", "unnest(@runs)").replace("{since}", "@since")
+               .replace("{t}", f"`{self.project}.{self.dataset}`."))
+        try:
+            result = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params)).result()
+        except gexc.NotFound as exc:
+            raise LoaderError(f"the marts are not built in {self.project}.{self.dataset} ({exc.message}); "
+                              "run `dbt build` with the bigquery target first") from exc
+        return [{k: as_utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()} for row in result]
+
+    def failed_nodes(self) -> list[dict[str, Any]]:
+        from google.api_core import exceptions as gexc
+
+        try:
+            return self.rows(FAILED_NODES_SQL, [])
+        except LoaderError as exc:
+            if isinstance(exc.__cause__, gexc.NotFound):  # built before outcomes were kept
+                return []
+            raise
+
+    def pushed(self) -> dict[str, dt.datetime]:
+        from google.api_core import exceptions as gexc
+        from google.cloud import bigquery
+
+        if not self.read_only:
+            schema = [bigquery.SchemaField("series_id", "STRING", "REQUIRED"),
+                      bigquery.SchemaField("metric_type", "STRING", "REQUIRED"),
+                      bigquery.SchemaField("last_end_time", "TIMESTAMP", "REQUIRED"),
+                      bigquery.SchemaField("updated_at", "TIMESTAMP", "REQUIRED")]
+            self.client.create_table(bigquery.Table(self.state, schema=schema), exists_ok=True)
+        try:
+            rows = self.client.query(f"select series_id, last_end_time from `{self.state}`").result()
+        except gexc.NotFound:  # a dry run before the first push
+            return {}
+        return {row[0]: as_utc(row[1]) for row in rows}
+
+    def record(self, written: list[Point]) -> None:
+        if not written:
+            return
+        pushed = ", ".join(
+            f"struct({literal(p.series.id)} as series_id, {literal(p.series.metric_type)} as metric_type, "
+            f"timestamp_micros({int(p.end_time.timestamp() * 1_000_000)}) as last_end_time)" for p in written)
+        self.client.query(f"""
+            merge `{self.state}` as target
+            using (select * from unnest([{pushed}])) as pushed
+            on target.series_id = pushed.series_id
+            when matched then update set
+                last_end_time = greatest(target.last_end_time, pushed.last_end_time),
+                updated_at = current_timestamp()
+            when not matched then insert (series_id, metric_type, last_end_time, updated_at)
+                values (pushed.series_id, pushed.metric_type, pushed.last_end_time, current_timestamp())""").result()
+
+    def close(self) -> None:
+        self.client.close()

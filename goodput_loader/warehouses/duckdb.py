@@ -1,4 +1,11 @@
-"""DuckDB sink: the embedded default warehouse.
+"""DuckDB, the embedded default warehouse: everything the loader does with it.
+
+* ``DuckDBSink`` writes the raw layer (``goodput_raw``), one batch per
+  transaction (the contract is in ``sinks/base.py``);
+* ``connect``, ``fetch_rows`` and ``failed_nodes`` read the marts dbt built,
+  for ``report`` and ``rejects``;
+* ``DuckDBMarts`` reads them for ``push`` and keeps its state in
+  ``goodput_push.push_state``.
 
 Batches arrive as Arrow tables (one C-level copy, no per-row Python inserts),
 are deduplicated on ``(log_name, timestamp, insert_id)`` by an anti-join, and
@@ -16,16 +23,21 @@ their key and load the same way.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from goodput_loader.entries import Rejection
-from goodput_loader.errors import SinkError
+from goodput_loader.errors import LoaderError, SinkError
 from goodput_loader.sinks.base import Batch, BatchResult, Cursor
+from goodput_loader.warehouses.marts import FAILED_NODES_SQL, as_utc
+
+if TYPE_CHECKING:
+    from goodput_loader.push.series import Point
 
 RAW_SCHEMA = "goodput_raw"
 
@@ -65,6 +77,17 @@ create table if not exists {RAW_SCHEMA}.load_state (
 );
 """
 
+# Where push remembers the last point it wrote per series (see DuckDBMarts).
+PUSH_STATE_DDL = """
+create schema if not exists goodput_push;
+create table if not exists goodput_push.push_state (
+    series_id varchar primary key,
+    metric_type varchar not null,
+    last_end_time timestamp not null,
+    updated_at timestamp not null
+);
+"""
+
 _REJECTION_SCHEMA = pa.schema(
     [("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]
 )
@@ -98,6 +121,7 @@ def _us(value: dt.datetime | None) -> int | None:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+# ------------------------------------------------------------------ writing the raw layer
 class DuckDBSink:
     """Writes the raw layer into a DuckDB file (created if missing)."""
 
@@ -117,10 +141,6 @@ class DuckDBSink:
         # each time. Checkpointing every 256 MB of WAL made 50k-line files load 10 % faster; a
         # larger threshold gained nothing more and held more in memory. This process only.
         self._con.execute("set checkpoint_threshold = '256MB'")
-
-    @property
-    def connection(self) -> duckdb.DuckDBPyConnection:
-        return self._con
 
     def get_cursor(self, source_key: str) -> Cursor | None:
         row = self._con.execute(
@@ -246,3 +266,73 @@ class DuckDBSink:
             self._con.close()
         except duckdb.Error as exc:  # the final checkpoint can fail too (a full disk)
             raise SinkError(self._explain(exc)) from exc
+
+
+# ------------------------------------------------------------------ reading the marts
+def connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to the warehouse file for reading the marts (read-only beside a notebook)."""
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except duckdb.Error as exc:
+        raise LoaderError(f"cannot open {path}: {exc}") from exc
+
+
+def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """Rows of a mart query as dicts; a missing mart means the build has not run."""
+    try:
+        cursor = con.execute(sql, params)
+    except duckdb.CatalogException as exc:
+        raise LoaderError(f"the marts are not built yet ({exc}); run `goodput-loader build` first") from exc
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def failed_nodes(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Nodes whose latest run failed; none when the warehouse has no record (built before it was kept)."""
+    exists = con.execute("select count(*) from information_schema.tables where table_schema = 'main' "
+                         "and table_name = 'goodput_build_results'").fetchone()[0]
+    return fetch_rows(con, FAILED_NODES_SQL.replace("{t}", "main."), []) if exists else []
+
+
+class DuckDBMarts:
+    """Marts and push state in the DuckDB warehouse (the ``Marts`` protocol of marts.py)."""
+
+    def __init__(self, path: str, read_only: bool):
+        self.con = connect(path, read_only)
+        self.read_only = read_only
+
+    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+        params: list[Any] = []
+        for token in re.findall(r"\{runs\}|\{since\}", sql):
+            params.append(runs if token == "{runs}" else since.astimezone(dt.timezone.utc).replace(tzinfo=None))
+        sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
+        return [{k: as_utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
+                for row in fetch_rows(self.con, sql, params)]
+
+    def failed_nodes(self) -> list[dict[str, Any]]:
+        return failed_nodes(self.con)
+
+    def pushed(self) -> dict[str, dt.datetime]:
+        if not self.read_only:
+            self.con.execute(PUSH_STATE_DDL)
+        exists = self.con.execute("select count(*) from information_schema.tables where table_schema = "
+                                  "'goodput_push' and table_name = 'push_state'").fetchone()[0]
+        if not exists:
+            return {}
+        return {row[0]: as_utc(row[1]) for row in self.con.execute(
+            "select series_id, last_end_time from goodput_push.push_state").fetchall()}
+
+    def record(self, written: list[Point]) -> None:
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        self.con.begin()
+        for point in written:
+            self.con.execute(
+                """insert into goodput_push.push_state values (?, ?, ?, ?)
+                   on conflict (series_id) do update set last_end_time = greatest(
+                       push_state.last_end_time, excluded.last_end_time), updated_at = excluded.updated_at""",
+                [point.series.id, point.series.metric_type,
+                 point.end_time.astimezone(dt.timezone.utc).replace(tzinfo=None), now])
+        self.con.commit()
+
+    def close(self) -> None:
+        self.con.close()
