@@ -50,7 +50,7 @@
         curves.at_offset as breakpoint_offset,
         curves.value_at as breakpoint_value,
         curves.slope_after as breakpoint_slope,
-        coalesce(curves.next_future_min, 1e300) as carried_future_min
+        {{ goodput_future_min('curves.next_future_min') }} as carried_future_min
     from (
         select
             points.run_id,
@@ -71,6 +71,17 @@
         and curves.at_offset = last_breakpoints.last_breakpoint_offset
 {%- endmacro %}
 
+
+{#- OTHER's slack, defined here and only here: S(x) = x - COUNTED(x) (elapsed
+    time not yet claimed by productive time or a counted bucket), and OTHER up
+    to x = max(0, min(S(x), the lowest S after x)). int_goodput__timeline_curves
+    stores that lowest later S per breakpoint as next_future_min (null after
+    the last breakpoint); goodput_future_min reads it, "no later breakpoint"
+    being a minimum over nothing: +inf, spelled 1e300 (both warehouses' floats
+    hold it, and any real slack is below it). -#}
+{% macro goodput_future_min(next_future_min) -%}
+    coalesce({{ next_future_min }}, 1e300)
+{%- endmacro %}
 
 {#- C(at_offset) from the last breakpoint at or before it (columns breakpoint_*,
     carried_future_min); COUNTED becomes OTHER = max(0, min(S here, min S after)). -#}
@@ -110,8 +121,7 @@
         curves.at_offset as breakpoint_offset,
         curves.value_at as breakpoint_value,
         curves.slope_after as breakpoint_slope,
-        -- 1e300 = no breakpoint after this one (the minimum is then S here)
-        coalesce(curves.next_future_min, 1e300) as carried_future_min
+        {{ goodput_future_min('curves.next_future_min') }} as carried_future_min
     from {{ points }} as points
     inner join (
         select distinct run_id, measure, custom_badput_event_type from {{ curves }}
@@ -132,8 +142,7 @@
             last_value(curve_offset ignore nulls) over sweep as breakpoint_offset,
             last_value(value_at ignore nulls) over sweep as breakpoint_value,
             last_value(slope_after ignore nulls) over sweep as breakpoint_slope,
-            -- 1e300 = no breakpoint after this one (the minimum is then S here)
-            last_value(case when curve_offset is not null then coalesce(next_future_min, 1e300) end ignore nulls)
+            last_value(case when curve_offset is not null then {{ goodput_future_min('next_future_min') }} end ignore nulls)
                 over sweep as carried_future_min
         from (
 
