@@ -83,6 +83,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
       goodput-loader load --from-logging --project my-proj --run my-run
       goodput-loader build
       goodput-loader report
+      goodput-loader refresh ...   (load, build and push in one scheduled cycle)
     """
     ctx.obj = _Context(verbose)
 
@@ -174,6 +175,39 @@ load_behaviour_options = OptionGroup(
 )
 
 
+def _load_request(files: tuple[str, ...], duckdb_path: str, options: dict[str, Any],
+                  progress: bool | None = None) -> Any:
+    """The LoadRequest of the source, Cloud Logging, file and (when the command has it) BigQuery option
+    groups, taken out of ``options``: `load` and `refresh` read their sources alike."""
+    from goodput_loader.load import BigQueryDestination, FileRead, LoadRequest, LoggingRead
+
+    source = load_source_options.take(options)
+    from_logging, project, runs = source["from_logging"], source["project"], source["runs"]
+    if from_logging and files:
+        raise click.UsageError("give FILES or --from-logging, not both")
+    if not from_logging and not files:
+        raise click.UsageError("nothing to load: give FILES or --from-logging")
+    if from_logging and (not project or not runs):
+        raise click.UsageError("--from-logging needs --project and at least one --run")
+    if not from_logging and len(runs) > 1:
+        raise click.UsageError("files take at most one --run (the run of bare payload lines)")
+    logging = load_logging_options.take(options)
+    logging["since"] = _parse_time(logging["since"], "--since")
+    logging["until"] = _parse_time(logging["until"], "--until")
+    bigquery = load_bigquery_options.take(options) if load_bigquery_options.names[0] in options else {}
+    return LoadRequest(
+        duckdb_path=duckdb_path,
+        files=list(files),
+        from_logging=from_logging,
+        project=project,
+        runs=list(runs),
+        logging=LoggingRead(**logging),
+        bigquery=BigQueryDestination(**bigquery),
+        file_read=FileRead(**load_file_options.take(options)),
+        progress=progress,
+    )
+
+
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(exists=True))
 @duckdb_option
@@ -200,33 +234,10 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, **options: Any
       goodput-loader load --from-logging --project my-proj --run run-a --run run-b
       goodput-loader load --bigquery my-proj.goodput_raw logs/*.ndjson.gz
     """
-    from goodput_loader.load import BigQueryDestination, FileRead, LoadRequest, LoggingRead, run_load
+    from goodput_loader.load import run_load
 
-    source = load_source_options.take(options)
-    from_logging, project, runs = source["from_logging"], source["project"], source["runs"]
-    if from_logging and files:
-        raise click.UsageError("give FILES or --from-logging, not both")
-    if not from_logging and not files:
-        raise click.UsageError("nothing to load: give FILES or --from-logging")
-    if from_logging and (not project or not runs):
-        raise click.UsageError("--from-logging needs --project and at least one --run")
-    if not from_logging and len(runs) > 1:
-        raise click.UsageError("files take at most one --run (the run of bare payload lines)")
-    logging = load_logging_options.take(options)
-    logging["since"] = _parse_time(logging["since"], "--since")
-    logging["until"] = _parse_time(logging["until"], "--until")
     behaviour = load_behaviour_options.take(options)
-    request = LoadRequest(
-        duckdb_path=duckdb_path,
-        files=list(files),
-        from_logging=from_logging,
-        project=project,
-        runs=list(runs),
-        logging=LoggingRead(**logging),
-        bigquery=BigQueryDestination(**load_bigquery_options.take(options)),
-        file_read=FileRead(**load_file_options.take(options)),
-        progress=behaviour["progress"],
-    )
+    request = _load_request(files, duckdb_path, options, behaviour["progress"])
     assert not options, f"options in no group: {sorted(options)}"
     summaries = _run(run_load, request)
     rejected = sum(s.rejected for s in summaries)
@@ -481,3 +492,80 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
                    f"series in {project} would be the same; push one with --run PROJECT/RUN", err=True)
     if summary["failed"] or summary["not_pushed_shared_names"]:
         sys.exit(1)
+
+
+# ------------------------------------------------------------------ refresh
+refresh_push_options = OptionGroup(
+    click.option("--push-project", help="Push to Cloud Monitoring in this GCP project after the build "
+                 "(default: no push)."),
+    click.option("--push-location", help="With --push-project: the resource label location."),
+    click.option("--push-accelerator-type", default="", help="With --push-project: metric label accelerator_type."),
+    click.option("--push-replica-id", default="0", show_default=True,
+                 help="With --push-project: resource label replica_id."),
+    click.option("--push-cluster-name", help="With --push-project: optional metric label cluster_name."),
+    click.option("--push-endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
+                 help="Monitoring API endpoint (a local server for tests)."),
+    prefix="push_",
+)
+
+
+@main.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
+@duckdb_option
+@load_source_options
+@load_logging_options
+@load_file_options
+@click.option("--var", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="A project var for the build (VALUE is YAML), as `build --var`. Repeatable.")
+@refresh_push_options
+@click.option("--lock", "lock_path", type=click.Path(dir_okay=False),
+              help="Lock file that keeps two cycles of one warehouse apart (default: DUCKDB.refresh.lock).")
+@click.option("--json", "as_json", is_flag=True, help="Print what each step did as JSON on stdout.")
+@click.pass_obj
+def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments: tuple[str, ...],
+            lock_path: str | None, as_json: bool, **options: Any) -> None:
+    """One scheduled cycle: load FILES or Cloud Logging, build incrementally, push (with --push-project).
+
+    Takes `load`'s source options and `build`'s --var. A lock beside the warehouse keeps two cycles
+    apart: one started while another runs does nothing and exits 75 (EX_TEMPFAIL). The first step
+    that fails ends the cycle with exit 1 and its message: nothing is built after a failed load and
+    nothing is pushed after a failed build (or a failed data test). Rejected input does not stop it
+    (it is kept in goodput_raw.rejected_entries, as `load` keeps it).
+
+    \b
+    Examples:
+      goodput-loader refresh --from-logging --project my-proj --run llama3-70b \\
+          --push-project my-proj --push-location us-central2 --push-accelerator-type v5p-128
+      goodput-loader -v refresh exports/
+    """
+    from goodput_loader.dbt import parse_var
+    from goodput_loader.push.run import PushRequest
+    from goodput_loader.push.series import Target
+    from goodput_loader.refresh import RefreshRequest, StepError, run_refresh
+
+    load_request = _load_request(files, duckdb_path, options, progress=False)
+    push = refresh_push_options.take(options)
+    assert not options, f"options in no group: {sorted(options)}"
+    if push["project"] and not push["location"]:
+        raise click.UsageError("--push-project needs --push-location")
+    push_request = None
+    if push["project"]:
+        push_request = PushRequest(
+            duckdb_path=duckdb_path, endpoint=push["endpoint"],
+            target=Target(project=push["project"], location=push["location"], replica_id=push["replica_id"],
+                          accelerator_type=push["accelerator_type"], cluster_name=push["cluster_name"]))
+    request = RefreshRequest(load=load_request, variables=dict(_run(parse_var, a) for a in assignments),
+                             push=push_request, lock_path=Path(lock_path) if lock_path else None,
+                             quiet=not obj.verbose)
+    try:
+        summary = run_refresh(request, obj.info)
+    except StepError as exc:
+        if as_json:
+            click.echo(json.dumps(exc.summary, indent=2, default=str))
+        click.echo(f"goodput-loader: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except LoaderError as exc:  # the lock is held
+        click.echo(f"goodput-loader: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
