@@ -191,6 +191,9 @@ def _load_request(files: tuple[str, ...], duckdb_path: str, options: dict[str, A
         raise click.UsageError("--from-logging needs --project and at least one --run")
     if not from_logging and len(runs) > 1:
         raise click.UsageError("files take at most one --run (the run of bare payload lines)")
+    if project is not None and (not project.strip() or "/" in project):
+        # a run is (project, run name), read back from projects/<project>/logs/...: a '/' would move it
+        raise click.UsageError(f"--project {project!r} is not a GCP project id (it is empty or holds '/')")
     logging = load_logging_options.take(options)
     logging["since"] = _parse_time(logging["since"], "--since")
     logging["until"] = _parse_time(logging["until"], "--until")
@@ -503,6 +506,9 @@ refresh_push_options = OptionGroup(
     click.option("--push-replica-id", default="0", show_default=True,
                  help="With --push-project: resource label replica_id."),
     click.option("--push-cluster-name", help="With --push-project: optional metric label cluster_name."),
+    click.option("--push-run", "push_runs", multiple=True,
+                 help="With --push-project: push only these runs (a name or PROJECT/RUN; repeatable). "
+                 "Default: every valid run."),
     click.option("--push-endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
                  help="Monitoring API endpoint (a local server for tests)."),
     prefix="push_",
@@ -541,7 +547,7 @@ def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments
     from goodput_loader.dbt import parse_var
     from goodput_loader.push.run import PushRequest
     from goodput_loader.push.series import Target
-    from goodput_loader.refresh import RefreshRequest, StepError, run_refresh
+    from goodput_loader.refresh import LockedError, RefreshRequest, StepError, run_refresh
 
     load_request = _load_request(files, duckdb_path, options, progress=False)
     push = refresh_push_options.take(options)
@@ -551,7 +557,7 @@ def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments
     push_request = None
     if push["project"]:
         push_request = PushRequest(
-            duckdb_path=duckdb_path, endpoint=push["endpoint"],
+            duckdb_path=duckdb_path, endpoint=push["endpoint"], runs=list(push["runs"]),
             target=Target(project=push["project"], location=push["location"], replica_id=push["replica_id"],
                           accelerator_type=push["accelerator_type"], cluster_name=push["cluster_name"]))
     request = RefreshRequest(load=load_request, variables=dict(_run(parse_var, a) for a in assignments),
@@ -564,8 +570,11 @@ def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments
             click.echo(json.dumps(exc.summary, indent=2, default=str))
         click.echo(f"goodput-loader: error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except LoaderError as exc:  # the lock is held
+    except LockedError as exc:  # not an error: this tick's cycle is already running
         click.echo(f"goodput-loader: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except LoaderError as exc:  # e.g. the lock file cannot be opened
+        click.echo(f"goodput-loader: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))

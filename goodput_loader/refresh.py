@@ -25,6 +25,8 @@ from goodput_loader.errors import LoaderError
 
 # EX_TEMPFAIL (sysexits.h): another cycle holds the lock; try again at the next tick.
 EXIT_LOCKED = 75
+# The first words of every lock file we write: a file without them is never truncated.
+LOCK_MARKER = "goodput-loader refresh lock:"
 
 
 class LockedError(LoaderError):
@@ -50,18 +52,28 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
     The kernel drops the lock when the process dies, so a killed cycle never leaves a stale lock
     behind; the file keeps the holder's pid and start time only to say who holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+b")  # binary: --lock may point at any file
+    except OSError as exc:
+        raise LoaderError(f"cannot open the refresh lock {path}: {exc.strerror or exc} "
+                          "(give a writable file with --lock)") from exc
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "an unknown process"
+            holder = handle.read().decode(errors="replace").removeprefix(LOCK_MARKER).strip() or "an unknown process"
             raise LockedError(f"another refresh holds {path} ({holder}); this one does nothing") from None
         handle.seek(0)
+        held_before = handle.read()
+        if held_before and not held_before.startswith(LOCK_MARKER.encode()):
+            # never overwrite a file that is not ours (--lock pointed at the warehouse, an input, ...)
+            raise LoaderError(f"--lock {path} is an existing file that is not a refresh lock; give a new path")
+        handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()} since {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}")
+        handle.write(f"{LOCK_MARKER} held by pid {os.getpid()} since "
+                     f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}".encode())
         handle.flush()
         yield
     finally:

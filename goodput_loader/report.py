@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape  # run names and custom event types are the user's text, never markup
 from rich.table import Table
 
 from goodput_loader.runs import labels, select_runs
@@ -43,9 +44,9 @@ def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = Fa
         rolling_badput = fetch_rows(
             con,
             f"""select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
-                       gcm_badput_source, counts_against_goodput
+                       badput_type_id, gcm_badput_source, counts_against_goodput
                 from main.fct_badput_rolling_latest {where}
-                order by run_id, window_seconds, badput_type, custom_badput_event_type""",
+                order by run_id, window_seconds, badput_type_id, custom_badput_event_type""",
             params,
         )
     finally:
@@ -102,8 +103,8 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         if not run["is_valid"]:
             status = f"invalid: {run['invalid_reason']}"
         summary.add_row(
-            run["label"],
-            status,
+            escape(run["label"]),
+            escape(status),
             _fmt_seconds(run["total_elapsed_seconds"]),
             _fmt_seconds(run["productive_seconds"]),
             "-" if run["goodput_pct"] is None else f"{run['goodput_pct']:.2f}",
@@ -125,13 +126,13 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
     badput = Table(title=title, header_style="bold")
     badput.add_column("badput")
     for run in runs:
-        badput.add_column(run["label"], justify="right")
+        badput.add_column(escape(run["label"]), justify="right")
     for label in labels:
         cells = []
         for run in runs:
             match = [r for r in run["badput"] if r["gcm_badput_source"] == label]
             cells.append(f"{match[0]['badput_pct']:.2f}" if match else "-")
-        badput.add_row(label, *cells)
+        badput.add_row(escape(label), *cells)
     console.print(badput)
 
     rolling = Table(title="Rolling Goodput: the last window of each size, up to the job end or now "
@@ -144,9 +145,9 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
             top = max(counted, key=lambda b: b["badput_seconds"], default=None)
             top_label = "-"
             if top is not None and top["badput_seconds"] > 0:
-                top_label = f"{top['gcm_badput_source']} {top['badput_pct']:.2f}%"
+                top_label = escape(f"{top['gcm_badput_source']} {top['badput_pct']:.2f}%")
             rolling.add_row(
-                run["label"],
+                escape(run["label"]),
                 window_label(window["window_seconds"]),
                 _fmt_seconds(window["elapsed_seconds"]),
                 "-" if window["goodput_pct"] is None else f"{window['goodput_pct']:.2f}",
@@ -160,7 +161,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
     """One interval's Goodput line and its Badput buckets."""
     console = console or Console(width=None if sys.stdout.isatty() else 160)
     goodput = "-" if data["goodput_pct"] is None else f"{data['goodput_pct']:.2f} %"
-    console.print(f"{data['run_id']}: {data['counted_from']} .. {data['counted_until']}  "
+    console.print(f"{escape(data['run_id'])}: {data['counted_from']} .. {data['counted_until']}  "
                   f"elapsed {_fmt_seconds(data['elapsed_seconds'])}  productive "
                   f"{_fmt_seconds(data['productive_seconds'])}  goodput {goodput}  "
                   f"disruptions {data['disruptions']}")
@@ -170,7 +171,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
     for row in sorted(data["badput"], key=lambda r: (r["badput_type_id"], r["custom_badput_event_type"] or "")):
         name = row["badput_type"] + (f".{row['custom_badput_event_type']}" if row["custom_badput_event_type"] else "")
         pct = "-" if row["badput_pct"] is None else f"{row['badput_pct']:.2f}"
-        table.add_row(name, f"{row['badput_seconds']:.3f}", pct)
+        table.add_row(escape(name), f"{row['badput_seconds']:.3f}", pct)
     console.print(table)
 
 

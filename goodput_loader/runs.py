@@ -17,16 +17,22 @@ from goodput_loader.errors import LoaderError
 def select_runs(runs: Iterable[dict[str, Any]], wanted: Sequence[str], what: str = "such run in the marts"
                 ) -> list[dict[str, Any]]:
     """The rows of `runs` (with run_id and run_name) that `wanted` names; all of them when `wanted`
-    is empty. A value that matches nothing is an error naming it."""
+    is empty. A value that is some run's run_id means that run alone (even if another run is named
+    so); otherwise it means every run of that name. A value that matches nothing is an error."""
     runs = list(runs)
     if not wanted:
         return runs
-    chosen = [run for run in runs if run["run_id"] in wanted or run["run_name"] in wanted]
-    missing = sorted({value for value in wanted
-                      if not any(value in (run["run_id"], run["run_name"]) for run in chosen)})
+    chosen: dict[str, dict[str, Any]] = {}
+    missing = []
+    for value in wanted:
+        by_id = [run for run in runs if run["run_id"] == value]
+        matches = by_id or [run for run in runs if run["run_name"] == value]
+        if not matches:
+            missing.append(value)
+        chosen.update((run["run_id"], run) for run in matches)
     if missing:
-        raise LoaderError(f"no {what}: {', '.join(missing)}")
-    return chosen
+        raise LoaderError(f"no {what}: {', '.join(sorted(set(missing)))}")
+    return [run for run in runs if run["run_id"] in chosen]
 
 
 def shared_names(runs: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
@@ -38,8 +44,10 @@ def shared_names(runs: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def labels(runs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """What to call each run on screen: its name, or its run_id where the name alone is ambiguous."""
+    """What to call each run on screen: its name, or its run_id where the name alone is ambiguous
+    (another project's run has that name, or it is another run's run_id)."""
     runs = list(runs)
     shared = shared_names(runs)
-    return {run["run_id"]: run["run_id"] if run["run_name"] in shared else run["run_name"] for run in runs}
-
+    ids = {run["run_id"] for run in runs}
+    return {run["run_id"]: run["run_id"] if run["run_name"] in shared or run["run_name"] in ids else run["run_name"]
+            for run in runs}

@@ -55,3 +55,23 @@ def test_changed_rolling_vars_stop_an_incremental_build_until_a_full_refresh(tmp
     con.close()
     unrecorded = build(db, "--var", "rolling_grid_seconds=600")
     assert unrecorded.returncode == 1 and "was not recorded" in unrecorded.stderr + unrecorded.stdout
+
+
+def test_a_warehouse_of_an_older_version_loses_its_renamed_models_and_their_failures(tmp_path):
+    """A model this version renamed leaves a stale table and, if its last build failed, a failure on
+    record that no build can clear: the build drops both, so report works after the upgrade."""
+    for spec in fleet(1, seed=6, steps=200, restarts=0, running=0, start=START, base=RunSpec(name="", start=0.0)):
+        write_run(spec, tmp_path / "data", "proj", compress=False)
+    db = tmp_path / "w.duckdb"
+    run_cli("load", "--duckdb", db, tmp_path / "data")
+    dbt_build(db, AS_OF)
+    con = duckdb.connect(str(db))
+    con.execute("create table main.int_goodput__rolling_values as select 1 as run_name")
+    con.execute("insert into main.goodput_build_results values ('model.goodput_warehouse.int_goodput__rolling_values', "
+                "'error', 'an old failure', 'old', now())")
+    con.close()
+    assert "did not succeed: int_goodput__rolling_values" in run_cli("report", "--duckdb", db, expect=1).stderr
+    dbt_build(db, AS_OF)
+    assert query(db, "select count(*) from information_schema.tables where table_name = 'int_goodput__rolling_values'") \
+        == [(0,)]
+    assert "Goodput per run" in run_cli("report", "--duckdb", db).stdout

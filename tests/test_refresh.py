@@ -51,7 +51,7 @@ def test_a_cycle_loads_builds_and_pushes_and_the_next_one_sends_only_what_is_new
         # the finished run's points were all sent; the running run's latest windows moved on
         assert again["failed"] == [] and again["already_pushed"] > 0
         assert again["points_written"] < push["points_written"]
-    assert not (tmp_path / "w.duckdb.refresh.lock").read_text() == ""  # says who held it last
+    assert (tmp_path / "w.duckdb.refresh.lock").read_text().startswith("goodput-loader refresh lock: held by pid")
 
 
 def test_a_cycle_started_while_another_holds_the_lock_does_nothing(tmp_path):
@@ -60,12 +60,29 @@ def test_a_cycle_started_while_another_holds_the_lock_does_nothing(tmp_path):
     lock = tmp_path / "w.duckdb.refresh.lock"
     with open(lock, "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        held.write("pid 1 since earlier")
+        held.write("goodput-loader refresh lock: held by pid 1 since earlier")
         held.flush()
         result, stderr = refresh(db, str(data), expect=EXIT_LOCKED)
-    assert result is None and "another refresh holds" in stderr and "pid 1 since earlier" in stderr
+    assert result is None and "another refresh holds" in stderr and "(held by pid 1 since earlier)" in stderr
     assert "Traceback" not in stderr
     assert not db.exists()  # nothing was loaded
+
+
+def test_a_lock_that_cannot_be_opened_is_one_line_not_a_traceback(tmp_path):
+    data = simulated(tmp_path)
+    result, stderr = refresh(tmp_path / "w.duckdb", str(data), "--lock", "/proc/goodput-refresh.lock", expect=1)
+    assert result is None and stderr.startswith("goodput-loader: error: cannot open the refresh lock")
+    assert "Traceback" not in stderr and not (tmp_path / "w.duckdb").exists()
+
+
+def test_a_lock_path_that_is_not_a_lock_file_is_refused_and_left_intact(tmp_path):
+    data = simulated(tmp_path)
+    db = tmp_path / "w.duckdb"
+    refresh(db, str(data))
+    before = db.read_bytes()
+    result, stderr = refresh(db, str(data), "--lock", str(db), expect=1)
+    assert "is an existing file that is not a refresh lock" in stderr and result is None
+    assert db.read_bytes() == before  # the warehouse is untouched
 
 
 def test_nothing_is_pushed_after_a_failed_build(tmp_path):

@@ -131,3 +131,26 @@ def test_a_run_name_reused_for_a_new_experiment_is_flagged(tmp_path):
     assert runs["exp"][1].startswith("the run name was reused")
     assert query(db, "select is_name_reused from dim_runs where run_name = 'exp'") == [(True,)]
     assert runs["resumed"][3] is False
+
+
+def test_a_run_id_names_that_run_alone_even_when_another_run_has_it_as_its_name():
+    from goodput_loader.runs import labels, select_runs
+
+    runs = [{"run_id": "p1/x/y", "run_name": "x/y"}, {"run_id": "q2/p1/x/y", "run_name": "p1/x/y"},
+            {"run_id": "q3/x/y", "run_name": "x/y"}]
+    assert [r["run_id"] for r in select_runs(runs, ["p1/x/y"])] == ["p1/x/y"]
+    assert [r["run_id"] for r in select_runs(runs, ["x/y"])] == ["p1/x/y", "q3/x/y"]
+    assert [r["run_id"] for r in select_runs(runs, ["q2/p1/x/y"])] == ["q2/p1/x/y"]
+    # a label is never another run's run_id
+    assert labels(runs) == {"p1/x/y": "p1/x/y", "q2/p1/x/y": "q2/p1/x/y", "q3/x/y": "q3/x/y"}
+    assert labels(runs[1:2]) == {"q2/p1/x/y": "p1/x/y"}
+
+
+def test_a_project_that_would_move_a_bare_payload_run_into_another_project_is_refused(tmp_path):
+    path = tmp_path / "bare.jsonl"
+    path.write_text(json.dumps({"job_name": "r", "job_start_time": 1_795_000_000.0}) + "\n")
+    for project in ("p1/other", " "):
+        refused = run_cli("load", "--duckdb", tmp_path / "w.duckdb", "--run", "r", "--project", project, path,
+                          expect=2)
+        assert "is not a GCP project id" in refused.stderr
+    assert not (tmp_path / "w.duckdb").exists()

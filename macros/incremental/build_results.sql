@@ -26,10 +26,38 @@
                          ~ goodput_string_literal((result.message or '') | string | truncate(500)) ~ ", "
                          ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
     {%- endfor -%}
+    {#- nodes that no longer exist (renamed or removed models and tests) cannot be built again, so
+        their last outcome would block report and push for ever -#}
+    {%- set current = [] -%}
+    {%- for unique_id in graph.nodes -%}{%- do current.append(goodput_string_literal(unique_id)) -%}{%- endfor -%}
+    {%- if current -%}
+      {%- do run_query("delete from " ~ relation ~ " where unique_id not in (" ~ current | join(", ") ~ ")") -%}
+    {%- endif -%}
     {%- if rows -%}
       {%- do run_query("delete from " ~ relation ~ " where unique_id in (" ~ ids | join(", ") ~ ")") -%}
       {%- do run_query("insert into " ~ relation ~ " (unique_id, status, message, invocation_id, finished_at) values "
                        ~ rows | join(", ")) -%}
     {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#
+  on-run-end of a build or run: drop the tables of models this project renamed, so a warehouse built
+  by an older version holds no stale copies (they would still answer ad-hoc SQL, with old keys).
+#}
+{% macro goodput_drop_retired_models() -%}
+  {%- set retired = [
+      'int_goodput__restarts', 'int_goodput__segment_metrics', 'int_goodput__located_amounts',
+      'int_goodput__located_curves', 'int_goodput__rolling_values',
+  ] -%}
+  {%- if execute and flags.WHICH in ('build', 'run') -%}
+    {%- for name in retired -%}
+      {%- set relation = adapter.get_relation(database=target.database, schema=target.schema, identifier=name) -%}
+      {%- if relation is not none -%}
+        {%- do adapter.drop_relation(relation) -%}
+        {%- do log("dropped " ~ relation ~ ": a model this version renamed", info=true) -%}
+      {%- endif -%}
+    {%- endfor -%}
   {%- endif -%}
 {%- endmacro %}

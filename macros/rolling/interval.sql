@@ -8,8 +8,8 @@
       dbt show --inline "{{ goodput_interval('my-run', '2026-12-01T00:00:00Z', '2026-12-01T06:00:00Z') }}"
       goodput-loader interval --run my-run --start 2026-12-01T00:00Z --end 2026-12-01T06:00Z
 
-  run: a run_id (`<project_id>/<run_name>`) or a run name; a name used in
-  several projects gives one set of rows per run (told apart by run_id).
+  run: a run_id (`<project_id>/<run_name>`, that run alone) or a run name; a
+  name used in several projects gives one set of rows per run (told apart by run_id).
 
   Cost: one sweep over the run's curve breakpoints.
 #}
@@ -25,8 +25,14 @@ requested as (
         {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
         {{ goodput_iso_to_epoch(end_at) }} as end_epoch
     from {{ ref('int_goodput__run_totals') }}
+    -- a run_id names that run alone; otherwise every run of that name
     where run_id = {{ goodput_string_literal(run) }}
-        or run_name = {{ goodput_string_literal(run) }}
+        or (
+            run_name = {{ goodput_string_literal(run) }}
+            and not exists (
+                select 1 from {{ ref('int_goodput__run_totals') }} where run_id = {{ goodput_string_literal(run) }}
+            )
+        )
 
 ),
 

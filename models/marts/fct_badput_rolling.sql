@@ -58,6 +58,7 @@ select
     badput_type,
     custom_badput_event_type,
     gcm_badput_source,
+    badput_type_id,
     counts_against_goodput,
     exported_to_gcm,
     badput_seconds,
