@@ -19,9 +19,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goodput_loader.errors import LoaderError
+
+if TYPE_CHECKING:  # imported when the cycle runs: `--help` stays fast, and push's extra stays optional
+    from goodput_loader.load import LoadRequest
+    from goodput_loader.push.run import PushRequest
 
 # EX_TEMPFAIL (sysexits.h): another cycle holds the lock; try again at the next tick.
 EXIT_LOCKED = 75
@@ -84,9 +88,9 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 class RefreshRequest:
     """One cycle: what to load (a LoadRequest), the dbt vars of the build, and where to push (or not)."""
 
-    load: Any  # goodput_loader.load.LoadRequest
+    load: LoadRequest
     variables: dict[str, Any] = field(default_factory=dict)
-    push: Any | None = None  # goodput_loader.push.run.PushRequest, or None to stop after the build
+    push: PushRequest | None = None  # None: stop after the build
     lock_path: Path | None = None
     quiet: bool = True
 
