@@ -11,12 +11,12 @@ met again, and whatever did not commit is read again from the old cursor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import pyarrow as pa
-
-from goodput_loader.columns import combine
 from goodput_loader.entries import LandedEntry, Rejection
+
+if TYPE_CHECKING:  # Arrow comes with the first batch: report and push read the marts without it
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,8 @@ class Batch:
 
     def table(self) -> pa.Table:
         """Every entry of the batch as one Arrow table in ENTRY_SCHEMA."""
+        from goodput_loader.columns import combine
+
         return combine(self.entry_table, self.entries)
 
     def __len__(self) -> int:

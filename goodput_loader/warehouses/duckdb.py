@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from goodput_loader.entries import Rejection
 from goodput_loader.errors import LoaderError, SinkError
@@ -37,6 +35,8 @@ from goodput_loader.sinks.base import Batch, BatchResult, Cursor
 from goodput_loader.warehouses.marts import FAILED_NODES_SQL, as_utc
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from goodput_loader.push.series import Point
 
 RAW_SCHEMA = "goodput_raw"
@@ -88,23 +88,21 @@ create table if not exists goodput_push.push_state (
 );
 """
 
-_REJECTION_SCHEMA = pa.schema(
-    [("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]
-)
-
-
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def _rejections_table(rejections: Sequence[Rejection]) -> pa.Table:
+    # pyarrow is imported where batches are written: report and push, which only read, start without it
+    import pyarrow as pa
+
     return pa.Table.from_pydict(
         {
             "location": [r.location for r in rejections],
             "reason": [r.reason for r in rejections],
             "raw": [r.raw for r in rejections],
         },
-        schema=_REJECTION_SCHEMA,
+        schema=pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.string())]),
     )
 
 
@@ -161,6 +159,8 @@ class DuckDBSink:
         )
 
     def write_batch(self, source: str, batch: Batch) -> BatchResult:
+        import pyarrow.compute  # imported with the first batch: readers of the marts start without it
+
         con = self._con
         now = _utcnow()
         rejections, cursor = batch.rejections, batch.cursor
@@ -173,7 +173,7 @@ class DuckDBSink:
                 # Only rows in the batch's time range can be its duplicates. The bound lets DuckDB
                 # skip the row groups outside it (min/max per row group) instead of scanning every
                 # landed key for every batch: 0.6 s -> 0.35 s for the last 250k lines of L.
-                span = pc.min_max(entries.column("timestamp_us"))
+                span = pyarrow.compute.min_max(entries.column("timestamp_us"))
                 inserted = con.execute(
                     f"""insert into {RAW_SCHEMA}.log_entries
                         with batch as (
