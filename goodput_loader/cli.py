@@ -176,9 +176,10 @@ load_behaviour_options = OptionGroup(
 
 
 def _load_request(files: tuple[str, ...], duckdb_path: str, options: dict[str, Any],
-                  progress: bool | None = None) -> Any:
-    """The LoadRequest of the source, Cloud Logging, file and (when the command has it) BigQuery option
-    groups, taken out of ``options``: `load` and `refresh` read their sources alike."""
+                  progress: bool | None = None, bigquery: dict[str, Any] | None = None) -> Any:
+    """The LoadRequest of the source, Cloud Logging and file option groups, taken out of ``options``
+    (`load` and `refresh` read their sources alike), landing in ``bigquery`` (the values of
+    load_bigquery_options; only `load` has them) or else the DuckDB file."""
     from goodput_loader.load import BigQueryDestination, FileRead, LoadRequest, LoggingRead
 
     source = load_source_options.take(options)
@@ -197,7 +198,6 @@ def _load_request(files: tuple[str, ...], duckdb_path: str, options: dict[str, A
     logging = load_logging_options.take(options)
     logging["since"] = _parse_time(logging["since"], "--since")
     logging["until"] = _parse_time(logging["until"], "--until")
-    bigquery = load_bigquery_options.take(options) if load_bigquery_options.names[0] in options else {}
     return LoadRequest(
         duckdb_path=duckdb_path,
         files=list(files),
@@ -205,7 +205,7 @@ def _load_request(files: tuple[str, ...], duckdb_path: str, options: dict[str, A
         project=project,
         runs=list(runs),
         logging=LoggingRead(**logging),
-        bigquery=BigQueryDestination(**bigquery),
+        bigquery=BigQueryDestination(**(bigquery or {})),
         file_read=FileRead(**load_file_options.take(options)),
         progress=progress,
     )
@@ -240,7 +240,7 @@ def load(obj: _Context, files: tuple[str, ...], duckdb_path: str, **options: Any
     from goodput_loader.load import run_load
 
     behaviour = load_behaviour_options.take(options)
-    request = _load_request(files, duckdb_path, options, behaviour["progress"])
+    request = _load_request(files, duckdb_path, options, behaviour["progress"], load_bigquery_options.take(options))
     assert not options, f"options in no group: {sorted(options)}"
     summaries = _run(run_load, request)
     rejected = sum(s.rejected for s in summaries)
@@ -426,16 +426,48 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
 
 
 # --------------------------------------------------------------------- push
+def push_target_options(flag_prefix: str = "", gate: str | None = None) -> OptionGroup:
+    """Where push writes and what: the project, the library's resource and metric labels, the runs.
+
+    `push` takes them as they are; `refresh` takes them behind ``--push-`` (``gate`` is the option
+    that turns its push on), so the two commands can never offer different labels."""
+    def text(help_text: str) -> str:
+        return f"With {gate}: {help_text[0].lower()}{help_text[1:]}" if gate else help_text
+
+    return OptionGroup(
+        click.option(f"--{flag_prefix}project", required=gate is None,
+                     help="GCP project to write the time series to."
+                     + (" Given, the cycle pushes after its build; default: no push." if gate else "")),
+        click.option(f"--{flag_prefix}location", required=gate is None,
+                     help=text("Resource label location (the library's GCPOptions.location).")),
+        click.option(f"--{flag_prefix}accelerator-type", default="",
+                     help=text("Metric label accelerator_type, e.g. v5p-128 (the library always sets it; the "
+                               "dashboard groups by it). Omitted when not given.")),
+        click.option(f"--{flag_prefix}replica-id", default="0", show_default=True,
+                     help=text("Resource label replica_id.")),
+        click.option(f"--{flag_prefix}cluster-name",
+                     help=text("Optional metric label cluster_name, as the library adds it.")),
+        click.option(f"--{flag_prefix}run", f"{flag_prefix.replace('-', '_')}runs", multiple=True,
+                     help=text("Only these runs (repeatable; default: every valid run): a run name (its run in "
+                               "every project) or PROJECT/RUN.")),
+        prefix=flag_prefix.replace("-", "_"),
+    )
+
+
+def push_target(values: dict[str, Any]) -> Any:
+    """The Target of a push_target_options group's values."""
+    from goodput_loader.push.series import Target
+
+    return Target(project=values["project"], location=values["location"], replica_id=values["replica_id"],
+                  accelerator_type=values["accelerator_type"], cluster_name=values["cluster_name"])
+
+
+push_options = push_target_options()
+
+
 @main.command()
 @duckdb_option
-@click.option("--project", required=True, help="GCP project to write the time series to.")
-@click.option("--location", required=True, help="Resource label location (the library's GCPOptions.location).")
-@click.option("--accelerator-type", default="", help="Metric label accelerator_type, e.g. v5p-128 "
-              "(the library always sets it; the dashboard groups by it). Omitted when not given.")
-@click.option("--replica-id", default="0", show_default=True, help="Resource label replica_id.")
-@click.option("--cluster-name", help="Optional metric label cluster_name, as the library adds it.")
-@click.option("--run", "runs", multiple=True, help="Only these runs (repeatable; default: every valid run): "
-              "a run name (its run in every project) or PROJECT/RUN.")
+@push_options
 @click.option("--since", help="Oldest rolling window end to push (ISO 8601). Points older than ~25 h are "
               "dropped anyway: Cloud Monitoring refuses them.")
 @click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
@@ -449,10 +481,9 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Push even though the last dbt build of some model or test failed.")
-def push(duckdb_path: str, project: str, location: str, accelerator_type: str, replica_id: str,
-         cluster_name: str | None, runs: tuple[str, ...], since: str | None, bigquery_dataset: str | None,
-         bigquery_endpoint: str | None, dry_run: bool, endpoint: str | None, max_retries: int,
-         as_json: bool, allow_failed_build: bool) -> None:
+def push(duckdb_path: str, since: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
+         dry_run: bool, endpoint: str | None, max_retries: int, as_json: bool, allow_failed_build: bool,
+         **options: Any) -> None:
     """Send the marts to Cloud Monitoring under the library's metric types and labels.
 
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
@@ -470,14 +501,13 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
       goodput-loader push --bigquery my-proj.goodput --project my-proj --location us-central2 --accelerator-type v5p-128
     """
     from goodput_loader.push.run import PushRequest, run_push
-    from goodput_loader.push.series import Target
 
+    target = push_options.take(options)
+    assert not options, f"options in no group: {sorted(options)}"
     request = PushRequest(
-        duckdb_path=duckdb_path,
-        target=Target(project=project, location=location, replica_id=replica_id,
-                      accelerator_type=accelerator_type, cluster_name=cluster_name),
-        runs=list(runs), since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint,
-        max_retries=max_retries, bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
+        duckdb_path=duckdb_path, target=push_target(target), runs=list(target["runs"]),
+        since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint, max_retries=max_retries,
+        bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
         allow_failed_build=allow_failed_build,
     )
     summary = _run(run_push, request)
@@ -492,27 +522,13 @@ def push(duckdb_path: str, project: str, location: str, accelerator_type: str, r
             click.echo(f"failed: {failure['series']} at {failure['end_time']}: {failure['error']}", err=True)
     for name, run_ids in summary["not_pushed_shared_names"].items():
         click.echo(f"not pushed: run name {name!r} is used in several projects ({', '.join(run_ids)}) and their "
-                   f"series in {project} would be the same; push one with --run PROJECT/RUN", err=True)
+                   f"series in {target['project']} would be the same; push one with --run PROJECT/RUN", err=True)
     if summary["failed"] or summary["not_pushed_shared_names"]:
         sys.exit(1)
 
 
 # ------------------------------------------------------------------ refresh
-refresh_push_options = OptionGroup(
-    click.option("--push-project", help="Push to Cloud Monitoring in this GCP project after the build "
-                 "(default: no push)."),
-    click.option("--push-location", help="With --push-project: the resource label location."),
-    click.option("--push-accelerator-type", default="", help="With --push-project: metric label accelerator_type."),
-    click.option("--push-replica-id", default="0", show_default=True,
-                 help="With --push-project: resource label replica_id."),
-    click.option("--push-cluster-name", help="With --push-project: optional metric label cluster_name."),
-    click.option("--push-run", "push_runs", multiple=True,
-                 help="With --push-project: push only these runs (a name or PROJECT/RUN; repeatable). "
-                 "Default: every valid run."),
-    click.option("--push-endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
-                 help="Monitoring API endpoint (a local server for tests)."),
-    prefix="push_",
-)
+refresh_push_options = push_target_options("push-", gate="--push-project")
 
 
 @main.command()
@@ -524,12 +540,14 @@ refresh_push_options = OptionGroup(
 @click.option("--var", "assignments", multiple=True, metavar="KEY=VALUE",
               help="A project var for the build (VALUE is YAML), as `build --var`. Repeatable.")
 @refresh_push_options
+@click.option("--push-endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
+              help="Monitoring API endpoint (a local server for tests).")
 @click.option("--lock", "lock_path", type=click.Path(dir_okay=False),
               help="Lock file that keeps two cycles of one warehouse apart (default: DUCKDB.refresh.lock).")
 @click.option("--json", "as_json", is_flag=True, help="Print what each step did as JSON on stdout.")
 @click.pass_obj
 def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments: tuple[str, ...],
-            lock_path: str | None, as_json: bool, **options: Any) -> None:
+            push_endpoint: str | None, lock_path: str | None, as_json: bool, **options: Any) -> None:
     """One scheduled cycle: load FILES or Cloud Logging, build incrementally, push (with --push-project).
 
     Takes `load`'s source options and `build`'s --var. A lock beside the warehouse keeps two cycles
@@ -546,7 +564,6 @@ def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments
     """
     from goodput_loader.dbt import parse_var
     from goodput_loader.push.run import PushRequest
-    from goodput_loader.push.series import Target
     from goodput_loader.refresh import LockedError, RefreshRequest, StepError, run_refresh
 
     load_request = _load_request(files, duckdb_path, options, progress=False)
@@ -556,10 +573,8 @@ def refresh(obj: _Context, files: tuple[str, ...], duckdb_path: str, assignments
         raise click.UsageError("--push-project needs --push-location")
     push_request = None
     if push["project"]:
-        push_request = PushRequest(
-            duckdb_path=duckdb_path, endpoint=push["endpoint"], runs=list(push["runs"]),
-            target=Target(project=push["project"], location=push["location"], replica_id=push["replica_id"],
-                          accelerator_type=push["accelerator_type"], cluster_name=push["cluster_name"]))
+        push_request = PushRequest(duckdb_path=duckdb_path, target=push_target(push), runs=list(push["runs"]),
+                                   endpoint=push_endpoint)
     request = RefreshRequest(load=load_request, variables=dict(_run(parse_var, a) for a in assignments),
                              push=push_request, lock_path=Path(lock_path) if lock_path else None,
                              quiet=not obj.verbose)
