@@ -149,23 +149,8 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     target = tmp_path / "target"
     # unit tests run on DuckDB only: the emulator reads their fractional-second timestamp literals as null
     dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit")
-    dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit")  # the incremental path, merge
-    problems = []
-    for mart in MARTS:
-        ours = keyed(bq_rows(client, f"select * from goodput.{mart}"))
-        theirs_cursor = query(duck, f"select * from main.{mart}")
-        names = [c[0] for c in query(duck, f"describe main.{mart}")]
-        theirs = keyed([dict(zip(names, r)) for r in theirs_cursor])
-        if ours.keys() != theirs.keys():
-            problems.append(f"{mart}: {len(ours)} rows on BigQuery, {len(theirs)} on DuckDB; e.g. "
-                            f"{sorted(set(ours) ^ set(theirs), key=str)[:2]}")
-            continue
-        for key, row in theirs.items():
-            for column, value in row.items():
-                other = ours[key][column]
-                if isinstance(value, float) and not math.isclose(value, other, rel_tol=1e-9, abs_tol=1e-6):
-                    problems.append(f"{mart} {key} {column}: BigQuery {other!r} DuckDB {value!r}")
-    assert not problems, "\n".join(problems[:30])
+    dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit")  # incremental: the unended run again
+    assert_same_as_duckdb(client, "goodput", duck, MARTS)
     assert len(keyed(bq_rows(client, "select * from goodput.fct_goodput_rolling"))) > 100
 
     # every model compiled for BigQuery parses as BigQuery SQL
@@ -198,6 +183,57 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     # (points once dropped as closer than 5 s to the next now count as behind the pushed ones)
     assert again["points_planned"] == 0
     assert again["already_pushed"] == summary["points_written"] + summary["dropped_too_close"]
+
+
+def assert_same_as_duckdb(client, dataset: str, duck: Path, tables: list[str]) -> None:
+    """Every row of every table equal on BigQuery and DuckDB (floats within 1e-9 relative)."""
+    problems = []
+    for table in tables:
+        ours = keyed(bq_rows(client, f"select * from {dataset}.{table}"))
+        theirs_cursor = query(duck, f"select * from main.{table}")
+        names = [c[0] for c in query(duck, f"describe main.{table}")]
+        theirs = keyed([dict(zip(names, r)) for r in theirs_cursor])
+        if ours.keys() != theirs.keys():
+            problems.append(f"{table}: {len(ours)} rows on BigQuery, {len(theirs)} on DuckDB; e.g. "
+                            f"{sorted(set(ours) ^ set(theirs), key=str)[:2]}")
+            continue
+        for key, row in theirs.items():
+            for column, value in row.items():
+                other = ours[key][column]
+                if isinstance(value, float) and not math.isclose(value, other, rel_tol=1e-9, abs_tol=1e-6):
+                    problems.append(f"{table} {key} {column}: BigQuery {other!r} DuckDB {value!r}")
+    assert not problems, "\n".join(problems[:30])
+
+
+def test_an_incremental_build_on_bigquery_equals_a_full_build(client, emulator, runs_dir, tmp_path):
+    """Half of every run lands and is built; then the rest lands (new steps, restarts, job ends) and
+    the incremental build (delete of the rebuilt runs, then merge) must equal DuckDB's full build."""
+    raw, dataset = "goodput_raw_incremental", "goodput_incremental"
+    client.create_dataset(raw, exists_ok=True)
+    files = sorted(map(str, runs_dir.glob("goodput_*.ndjson.gz")))
+    entries = read_entries(runs_dir)
+    cut = sorted(e["timestamp"] for e in entries)[len(entries) // 2]
+    first = tmp_path / "first-half.ndjson"
+    first.write_text("".join(json.dumps(e) + "\n" for e in entries if e["timestamp"] <= cut))
+    endpoint = ["--bigquery", f"{PROJECT}.{raw}", "--bigquery-endpoint", emulator]
+    run_cli("load", *endpoint, first)
+    profiles = bigquery_profile(tmp_path, emulator, dataset=dataset)
+    target = tmp_path / "target"
+    dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit", goodput_raw_schema=raw)
+    run_cli("load", *endpoint, *files)  # the first half again (deduplicated) and the rest
+    dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit", goodput_raw_schema=raw)
+    rebuilt = bq_rows(client, f"select run_id, has_new_entries from {dataset}.int_goodput__runs_to_rebuild")
+    assert {r["run_id"] for r in rebuilt if r["has_new_entries"]} == {
+        "proj/" + Path(f).name.removeprefix("goodput_").removesuffix(".ndjson.gz") for f in files}
+
+    duck = tmp_path / "duck.duckdb"
+    run_cli("load", "--duckdb", duck, *files)
+    dbt_build(duck, AS_OF, *[a for k, v in ROLLING_VARS.items() for a in ("--var", f"{k}={json.dumps(v)}")])
+    intermediate = [name for (name,) in query(duck, "select table_name from information_schema.tables where "
+                                                     "table_name like 'int_goodput__%' and table_type = 'BASE TABLE' "
+                                                     "and table_name != 'int_goodput__runs_to_rebuild'")]
+    assert len(intermediate) >= 15
+    assert_same_as_duckdb(client, dataset, duck, MARTS + sorted(intermediate))
 
 
 def read_entries(runs_dir: Path) -> list[dict[str, Any]]:

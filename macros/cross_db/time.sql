@@ -59,3 +59,17 @@
   {%- endif -%}
   {{ return(goodput_iso_to_epoch(as_of)) }}
 {%- endmacro %}
+
+
+{#- TIMESTAMP -> epoch microseconds (an exact integer: the build watermark). -#}
+{% macro goodput_timestamp_to_epoch_us(expr) -%}
+  {{ return(adapter.dispatch('goodput_timestamp_to_epoch_us', 'goodput_warehouse')(expr)) }}
+{%- endmacro %}
+
+{% macro default__goodput_timestamp_to_epoch_us(expr) -%}
+  epoch_us({{ expr }})
+{%- endmacro %}
+
+{% macro bigquery__goodput_timestamp_to_epoch_us(expr) -%}
+  unix_micros({{ expr }})
+{%- endmacro %}

@@ -1,10 +1,11 @@
 {#
   The configuration an incremental model's stored rows were computed with.
 
-  The rolling models keep their rows between builds and recompute only what
-  moved. Rows computed with other window sizes, another grid, another stall
-  threshold or another version of the models would sit beside the new ones
-  (mixed grids, leftover windows) with no error. So every build of such a
+  Every per-run model keeps its rows between builds and recomputes only the
+  runs that changed (macros/incremental/rebuilt_runs.sql). Rows computed with
+  other window sizes, another grid, another stall threshold, another source or
+  another version of the models would sit beside the new ones (mixed grids,
+  leftover windows, runs counted two ways) with no error. So every build of such a
   model records its signature in goodput_incremental_state (post-hook), and an
   incremental build first checks it: a different signature stops the build
   with what to run instead. --full-refresh rebuilds and records the new one.
@@ -14,7 +15,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(3) }}
+  {{ return(4) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}
@@ -34,7 +35,7 @@
 
 {#- In the model's body, before anything else: stops an incremental build whose configuration changed. -#}
 {% macro goodput_check_incremental_state() -%}
-  {%- if execute and is_incremental() -%}
+  {%- if goodput_builds_incrementally() -%}
     {%- set wanted = goodput_incremental_signature() -%}
     {%- set state = adapter.get_relation(database=target.database, schema=target.schema,
                                          identifier='goodput_incremental_state') -%}
@@ -48,7 +49,7 @@
       {{ exceptions.raise_compiler_error(
           this.identifier ~ " holds rows computed with " ~ (stored or "a configuration that was not recorded (an older version)")
           ~ ", and this build asks for " ~ wanted ~ ". An incremental build would mix the two. "
-          ~ "Rebuild the rolling models from scratch: goodput-loader build [--var ...] -- --full-refresh "
+          ~ "Rebuild from scratch: goodput-loader build [--var ...] -- --full-refresh "
           ~ "(or dbt build --full-refresh); every later build then stays incremental.") }}
     {%- endif -%}
   {%- endif -%}

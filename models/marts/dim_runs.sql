@@ -1,4 +1,5 @@
-{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per run in the warehouse, whether or not its entries are counted:
   where it is logged, how much was landed, and how it ended.
@@ -9,12 +10,14 @@ with
 events as (
 
     select * from {{ ref('stg_goodput__events') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 cumulative as (
 
     select * from {{ ref('fct_goodput_cumulative') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -1,4 +1,5 @@
-{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, Badput type, custom event type or null): seconds and share
   of the total elapsed time, as get_job_goodput(include_badput_breakdown=True)
@@ -10,12 +11,14 @@ with
 buckets as (
 
     select * from {{ ref('int_goodput__badput_buckets') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -6,10 +6,13 @@
         partition_by=goodput_partition_by('window_end_at'),
         cluster_by=goodput_cluster_by(['run_id', 'window_seconds', 'badput_type']),
         on_schema_change='fail',
+        goodput_rebuilt_when='evaluated',
+        pre_hook="{{ goodput_forget_windows_off_the_grid(ref('int_goodput__rolling_window_ends')) }}",
         post_hook=goodput_incremental_state_hooks()
     )
 }}
 {{ goodput_check_incremental_state() }}
+-- depends_on: {{ ref('int_goodput__rolling_window_ends') }}
 {#
   One row per (run, window size, window end on the grid, Badput bucket, custom
   event type or null): the bucket's seconds inside the window and their share
@@ -38,6 +41,7 @@ badput_types as (
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

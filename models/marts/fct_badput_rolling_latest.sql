@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, window size, Badput bucket, custom event type or null)
   over the window ending at the run's end (job end or evaluation time): the
@@ -9,6 +11,7 @@ with
 latest_values as (
 
     select * from {{ ref('int_goodput__latest_window_values') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -21,12 +24,14 @@ badput_types as (
 buckets as (
 
     select * from {{ ref('int_goodput__badput_buckets') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -1,4 +1,5 @@
-{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per restart the library detects: the last step before it, the step
   training resumed from, the progress wasted and the infrastructure recovery time.
@@ -9,12 +10,14 @@ with
 disruptions as (
 
     select * from {{ ref('int_goodput__disruptions') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

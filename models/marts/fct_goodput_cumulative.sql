@@ -1,4 +1,5 @@
-{{ config(cluster_by=goodput_cluster_by(['run_id'])) }}
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per run: what GoodputCalculator.get_job_goodput and
   get_step_deviation report for it, for every run in the warehouse at once.
@@ -9,6 +10,7 @@ with
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -20,6 +22,7 @@ badput as (
         max(case when badput_type = 'OTHER' then badput_seconds end) as other_seconds,
         max(case when was_sanitized then 1 else 0 end) = 1 as has_sanitized_badput
     from {{ ref('int_goodput__badput_buckets') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -31,6 +34,7 @@ deviation as (
         max(ideal_step_seconds) as ideal_step_seconds,
         max(step_time_deviation_seconds) as step_time_deviation_seconds
     from {{ ref('int_goodput__step_deviation') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),

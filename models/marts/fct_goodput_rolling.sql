@@ -6,10 +6,13 @@
         partition_by=goodput_partition_by('window_end_at'),
         cluster_by=goodput_cluster_by(['run_id', 'window_seconds']),
         on_schema_change='fail',
+        goodput_rebuilt_when='evaluated',
+        pre_hook="{{ goodput_forget_windows_off_the_grid(ref('int_goodput__rolling_window_ends')) }}",
         post_hook=goodput_incremental_state_hooks()
     )
 }}
 {{ goodput_check_incremental_state() }}
+-- depends_on: {{ ref('int_goodput__rolling_window_ends') }}
 {#
   One row per (run, window size, window end on the grid): the full history of
   the library monitor's rolling Goodput. Elapsed time counts from the later of
@@ -41,6 +44,7 @@ badput_types as (
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -62,7 +66,8 @@ step_events as (
     from {{ ref('int_goodput__step_intervals') }} as intervals
     inner join totals
         on totals.run_id = intervals.run_id
-    where intervals.interval_class = 'productive'
+    where {{ goodput_run_is_rebuilt('intervals.run_id') }}
+        and intervals.interval_class = 'productive'
 
     union all
 
@@ -76,6 +81,7 @@ step_events as (
     from {{ ref('int_goodput__disruptions') }} as disruptions
     inner join totals
         on totals.run_id = disruptions.run_id
+    where {{ goodput_run_is_rebuilt('disruptions.run_id') }}
 
     union all
 

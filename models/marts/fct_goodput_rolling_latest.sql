@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, window size) over the window ending at the run's end (job
   end, or the evaluation time of a running job): what the library's monitor
@@ -11,6 +13,7 @@ with
 latest_values as (
 
     select * from {{ ref('int_goodput__latest_window_values') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -23,6 +26,7 @@ badput_types as (
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

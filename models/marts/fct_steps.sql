@@ -1,9 +1,11 @@
 {{
-    config(
+    config(**goodput_incremental_by_run(
+        'new_entries',
         partition_by=goodput_partition_by('step_start_at'),
-        cluster_by=goodput_cluster_by(['run_id', 'segment_no'])
-    )
+        cluster_by=['run_id', 'segment_no'],
+    ))
 }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per recorded step entry: its segment, start, the interval to the next
   step entry of the segment (the step's time) and how the library counts it.
@@ -16,25 +18,29 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
-    where step_start_epoch is not null
+    where {{ goodput_run_is_rebuilt() }}
+        and step_start_epoch is not null
 
 ),
 
 intervals as (
 
     select * from {{ ref('int_goodput__step_productive_time') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 deviations as (
 
     select * from {{ ref('int_goodput__step_deviation') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 runs as (
 
     select run_id, project_id, run_name from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Every Badput bucket of every run in long form (custom events one row per
   type), sanitised as the library does: a value below zero or above the total
@@ -19,6 +21,7 @@ badput_types as (
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -29,6 +32,7 @@ custom as (
         custom_badput_event_type,
         sum(duration_seconds) as badput_seconds
     from {{ ref('int_goodput__custom_badput_in_steps') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id, custom_badput_event_type
 
 ),

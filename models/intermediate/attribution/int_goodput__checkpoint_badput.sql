@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   UNPRODUCTIVE_CHECKPOINT_SAVE_TIME / RESTORE_TIME exactly as the library's
   CheckpointBadputCalculator reads Orbax records: group by step and storage
@@ -12,7 +14,8 @@ with
 records as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
-    where checkpoint_event_type is not null
+    where {{ goodput_run_is_rebuilt() }}
+        and checkpoint_event_type is not null
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Custom badput events (eval, SDC checks, ...) that the library removes from
   productive step time: every paired event fully inside a productive step
@@ -17,7 +19,8 @@ with
 intervals as (
 
     select * from {{ ref('int_goodput__step_intervals') }}
-    where interval_class = 'productive'
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_class = 'productive'
 
 ),
 
@@ -44,7 +47,8 @@ custom_events as (
         *,
         cast(floor(start_epoch / {{ bucket_seconds }}) as {{ dbt.type_bigint() }}) as bucket
     from {{ ref('int_goodput__paired_intervals') }}
-    where interval_kind = 'custom_badput'
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_kind = 'custom_badput'
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Data-loading intervals and how many times the library counts each as
   synchronous (DATA_LOADING_SYNC):
@@ -14,13 +16,15 @@ with
 intervals as (
 
     select * from {{ ref('int_goodput__paired_intervals') }}
-    where interval_kind = 'data_loading'
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_kind = 'data_loading'
 
 ),
 
 restarts as (
 
     select * from {{ ref('int_goodput__segments') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

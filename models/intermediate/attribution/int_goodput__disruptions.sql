@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per restart: the last step entry before it (the library's
   `_last_disrupted_step` and its start time), the step it resumes from, the job
@@ -10,12 +12,14 @@ with
 segments as (
 
     select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

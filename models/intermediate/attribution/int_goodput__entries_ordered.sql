@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   The entries the library counts (severity INFO, job_name = run), numbered in
   the order it processes them: (timestamp, insertId) ascending per run.
@@ -8,6 +10,7 @@ with
 events as (
 
     select * from {{ ref('stg_goodput__events') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

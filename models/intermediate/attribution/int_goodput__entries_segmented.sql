@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Every counted entry with the segment (0 = first start, k = after the k-th
   restart) the library is in when it processes the entry.
@@ -8,13 +10,15 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 restarts as (
 
     select * from {{ ref('int_goodput__segments') }}
-    where segment_no > 0
+    where {{ goodput_run_is_rebuilt() }}
+        and segment_no > 0
 
 ),
 

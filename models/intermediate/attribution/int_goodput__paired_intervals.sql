@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Start/end pairs as the library forms them, in entry order: an end pairs with
   the latest start of its kind if no end consumed that start already (a second
@@ -10,6 +12,7 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per run: total elapsed time, productive time and every Badput bucket
   before sanitising, exactly as GoodputCalculator.get_job_goodput assembles them.
@@ -13,12 +15,14 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 segments as (
 
     select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -146,6 +150,7 @@ paired as (
             as tpu_initialization_seconds,
         sum(case when interval_kind = 'training_prep' then duration_seconds else 0 end) as training_prep_seconds
     from {{ ref('int_goodput__paired_intervals') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -157,6 +162,7 @@ data_loading as (
         sum(duration_seconds) as data_loading_seconds,
         sum(duration_seconds * sync_count) as data_loading_sync_seconds
     from {{ ref('int_goodput__data_loading') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -168,6 +174,7 @@ checkpoints as (
         sum(case when operation = 'save' then mean_duration_seconds else 0 end) as checkpoint_save_seconds,
         sum(case when operation = 'restore' then mean_duration_seconds else 0 end) as checkpoint_restore_seconds
     from {{ ref('int_goodput__checkpoint_badput') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -176,6 +183,7 @@ recovery as (
 
     select run_id, sum(infrastructure_recovery_seconds) as infrastructure_recovery_seconds
     from {{ ref('int_goodput__disruptions') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -192,7 +200,9 @@ assembled as (
         job_bounds.last_entry_epoch,
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,
-        {{ goodput_as_of_epoch() }} as evaluated_at_epoch,
+        -- only a run without a job end runs to the evaluation time: an ended run's numbers (and rows,
+        -- which incremental builds keep) do not depend on when it is evaluated
+        case when job_bounds.last_job_end_epoch is null then {{ goodput_as_of_epoch() }} end as evaluated_at_epoch,
         coalesce(final_segment.max_step, 0) as last_recorded_step,
         case
             when final_segment.run_id is null then 0

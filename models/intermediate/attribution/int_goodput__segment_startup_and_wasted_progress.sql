@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per (run, segment): the library's per-segment productive time,
   PROGRAM_STARTUP (first-step excess over the mean of the segment's other
@@ -10,19 +12,22 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
-    where step_start_epoch is not null
+    where {{ goodput_run_is_rebuilt() }}
+        and step_start_epoch is not null
 
 ),
 
 intervals as (
 
     select * from {{ ref('int_goodput__step_productive_time') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 restarts as (
 
     select * from {{ ref('int_goodput__segments') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

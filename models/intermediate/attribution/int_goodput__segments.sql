@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Restart detection, set-based. The library keeps a dict of the steps seen since
   the last (re)start; a step entry whose step_count is already in it is a
@@ -16,6 +18,7 @@ with recursive
 entries as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

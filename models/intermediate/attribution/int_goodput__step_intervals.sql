@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Consecutive step entries of a segment, as the library walks its step dict:
   the interval [previous step start, this step start] is step `step_count - 1`'s
@@ -15,12 +17,14 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 restarts as (
 
     select * from {{ ref('int_goodput__segments') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

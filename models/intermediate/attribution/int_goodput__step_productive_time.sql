@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Each step interval's productive time: the raw interval minus the custom badput
   events inside it, floored at zero (productive intervals only).
@@ -8,6 +10,7 @@ with
 intervals as (
 
     select * from {{ ref('int_goodput__step_intervals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -18,6 +21,7 @@ custom_per_interval as (
         event_seq,
         sum(duration_seconds) as custom_badput_seconds
     from {{ ref('int_goodput__custom_badput_in_steps') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id, event_seq
 
 ),

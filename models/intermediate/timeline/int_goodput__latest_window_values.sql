@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Every measure of every run over the windows the library's monitor reports:
   each size in rolling_windows_seconds, ending exactly at the run's end (job
@@ -11,13 +13,15 @@ with
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
-    where total_elapsed_seconds > 0
+    where {{ goodput_run_is_rebuilt() }}
+        and total_elapsed_seconds > 0
 
 ),
 
 curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   One row per run with elapsed time: where its rolling grid starts and ends.
   Window ends sit on multiples of rolling_grid_seconds (UTC epoch seconds),
@@ -15,7 +17,8 @@ with
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
-    where total_elapsed_seconds > 0
+    where {{ goodput_run_is_rebuilt() }}
+        and total_elapsed_seconds > 0
 
 ),
 
@@ -25,6 +28,7 @@ final_segments as (
         run_id,
         max(segment_no) as final_segment_no
     from {{ ref('int_goodput__segments') }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),

@@ -8,6 +8,8 @@
         partition_by=goodput_partition_by('computed_at'),
         cluster_by=goodput_cluster_by(['run_id', 'window_seconds']),
         on_schema_change='fail',
+        goodput_rebuilt_when='evaluated',
+        pre_hook="{{ goodput_forget_windows_off_the_grid(ref('int_goodput__rolling_window_ends')) }}",
         post_hook=goodput_incremental_state_hooks()
     )
 }}
@@ -36,19 +38,22 @@ with
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
-    where total_elapsed_seconds > 0
+    where {{ goodput_run_is_rebuilt() }}
+        and total_elapsed_seconds > 0
 
 ),
 
 curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 runs as (
 
     select * from {{ ref('int_goodput__rolling_window_ends') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
@@ -61,6 +66,7 @@ previous as (
         max(final_segment_no) as previous_final_segment_no,
         max(window_end_epoch) as previous_last_end_epoch
     from {{ this }}
+    where {{ goodput_run_is_rebuilt() }}
     group by run_id
 
 ),
@@ -74,6 +80,7 @@ moved as (
     inner join previous
         on previous.run_id = amounts.run_id
         and amounts.segment_no >= previous.previous_final_segment_no
+    where {{ goodput_run_is_rebuilt('amounts.run_id') }}
     group by amounts.run_id
 
 ),
@@ -252,6 +259,7 @@ run_measures as (
         badput_type as measure,
         coalesce(custom_badput_event_type, '') as custom_badput_event_type
     from {{ ref('int_goodput__badput_buckets') }}
+    where {{ goodput_run_is_rebuilt() }}
     union all
     select run_id, 'PRODUCTIVE', '' from runs
     union all

@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ goodput_check_incremental_state() }}
 {#
   Every amount of the cumulative attribution, located on the time axis: one
   row per piece of productive time, Badput bucket, deduction or disruption,
@@ -27,55 +29,64 @@ with
 productive_time as (
 
     select * from {{ ref('int_goodput__step_productive_time') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 custom_in_steps as (
 
     select * from {{ ref('int_goodput__custom_badput_in_steps') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 segments as (
 
     select * from {{ ref('int_goodput__segment_startup_and_wasted_progress') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 paired as (
 
     select * from {{ ref('int_goodput__paired_intervals') }}
-    where interval_kind in ('tpu_initialization', 'training_prep')
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_kind in ('tpu_initialization', 'training_prep')
 
 ),
 
 data_loading as (
 
     select * from {{ ref('int_goodput__data_loading') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 checkpoints as (
 
     select * from {{ ref('int_goodput__checkpoint_badput') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 disruptions as (
 
     select * from {{ ref('int_goodput__disruptions') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 

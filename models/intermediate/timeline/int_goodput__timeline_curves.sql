@@ -1,3 +1,5 @@
+{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ goodput_check_incremental_state() }}
 {#
   The cumulative curve of every measure of every run, as breakpoints: C(x) =
   the measure's located amounts up to x seconds after the job start. Between
@@ -34,13 +36,15 @@ badput_types as (
 amounts as (
 
     select * from {{ ref('int_goodput__timeline_amounts') }}
+    where {{ goodput_run_is_rebuilt() }}
 
 ),
 
 totals as (
 
     select * from {{ ref('int_goodput__run_totals') }}
-    where total_elapsed_seconds > 0
+    where {{ goodput_run_is_rebuilt() }}
+        and total_elapsed_seconds > 0
 
 ),
 
@@ -51,7 +55,8 @@ sanitized as (
         badput_type,
         coalesce(custom_badput_event_type, '') as custom_badput_event_type
     from {{ ref('int_goodput__badput_buckets') }}
-    where was_sanitized
+    where {{ goodput_run_is_rebuilt() }}
+        and was_sanitized
 
 ),
 

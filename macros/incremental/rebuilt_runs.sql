@@ -1,0 +1,205 @@
+{#
+  Incremental by run: a build recomputes only the runs whose numbers can have
+  changed since the last build, and leaves every other run's rows untouched.
+
+  int_goodput__runs_to_rebuild (built first) lists them:
+  - runs with entries landed after the build watermark (has_new_entries): the
+    watermark is the latest loaded_at of the last build in which every per-run
+    model succeeded (goodput_build_watermark, advanced at on-run-end). A late
+    entry of a finished run (a late Orbax record) makes that run dirty again.
+  - runs without a job end: their total, OTHER and rolling grid run to the
+    evaluation time, so every build moves them (running and stalled alike).
+
+  Every per-run model declares which of the two moves it (rebuilt_when):
+  - 'new_entries': it reads only what the entries say (ordering, segments,
+    steps, intervals, located amounts), so an unended run without new entries
+    keeps its rows;
+  - 'evaluated': it reads the evaluation time, directly or through
+    int_goodput__run_totals' total (totals, buckets, curves, rolling, marts).
+
+  A model's import CTEs filter on goodput_run_is_rebuilt(), its pre-hook
+  deletes the same runs, and it appends what it computed. On DuckDB the hook,
+  the select and the insert are one transaction; on BigQuery a failure between
+  them leaves those runs out of the table until the next build, which
+  recomputes them (the watermark did not move, and report and push refuse the
+  marts of a failed build meanwhile).
+#}
+
+{#- An incremental build of the current model (never in a unit test, which has no table). -#}
+{% macro goodput_builds_incrementally() -%}
+  {{ return(execute and this is not none and is_incremental()) }}
+{%- endmacro %}
+
+
+{#- config() arguments of a per-run incremental model. -#}
+{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none) -%}
+  {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
+                                       ~ "; expected new_entries or evaluated") }}
+  {%- endif -%}
+  {{ return({
+      'materialized': 'incremental',
+      'incremental_strategy': goodput_append_strategy(),
+      'cluster_by': goodput_cluster_by(cluster_by),
+      'partition_by': partition_by,
+      'on_schema_change': 'fail',
+      'goodput_rebuilt_when': rebuilt_when,
+      'pre_hook': ["{{ goodput_forget_rebuilt_runs() }}"],
+      'post_hook': goodput_incremental_state_hooks(),
+  }) }}
+{%- endmacro %}
+
+
+{#-
+  A predicate on column (a run_id) that keeps the runs this build recomputes
+  for the current model: true in a full build. The run ids are inlined when
+  there are few (DuckDB then filters right at the scan, before a view parses
+  any payload), otherwise read from int_goodput__runs_to_rebuild.
+-#}
+{% macro goodput_run_is_rebuilt(column='run_id') -%}
+  {#- a unit test gives only the model's inputs, and builds from scratch -#}
+  {%- if model.resource_type == 'unit_test' -%}{{ return('true') }}{%- endif -%}
+  {%- set runs_to_rebuild = ref('int_goodput__runs_to_rebuild') -%}
+  {%- if not goodput_builds_incrementally() -%}
+    true
+  {%- else -%}
+    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when')) }}
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when) -%}
+  {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
+    {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the runs to rebuild but declares no "
+        ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
+  {%- endif -%}
+  {%- set which = "where has_new_entries" if rebuilt_when == 'new_entries' else "" -%}
+  {%- set found = run_query("select run_id from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
+  {%- set ids = found.columns[0].values() -%}
+  {%- if ids | length == 0 -%}
+    false
+  {%- elif ids | length <= 1000 -%}
+    {{ column }} in ({% for id in ids %}{{ goodput_string_literal(id) }}{{ ", " if not loop.last }}{% endfor %})
+  {%- else -%}
+    {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#- pre_hook: the rows of the runs this build recomputes go (in the same transaction on DuckDB). -#}
+{% macro goodput_forget_rebuilt_runs() -%}
+  {%- if goodput_builds_incrementally() -%}
+    delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id') }}
+  {%- else -%}
+    select 1 as nothing_to_forget
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  Append what a model computed: the pre-hook already removed the runs it
+  replaces. DuckDB appends; BigQuery's merge without a unique key inserts
+  every row (dbt's merge on false).
+-#}
+{% macro goodput_append_strategy() -%}
+  {{ return(adapter.dispatch('goodput_append_strategy', 'goodput_warehouse')()) }}
+{%- endmacro %}
+
+{% macro default__goodput_append_strategy() -%}
+  {{ return('append') }}
+{%- endmacro %}
+
+{% macro bigquery__goodput_append_strategy() -%}
+  {{ return('merge') }}
+{%- endmacro %}
+
+
+{#-
+  The build watermark: latest loaded_at that every per-run model has taken
+  in, or none before the first complete build.
+-#}
+{% macro goodput_build_watermark_relation() -%}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema,
+                                identifier='goodput_build_watermark')) }}
+{%- endmacro %}
+
+{% macro goodput_build_watermark() -%}
+  {%- if not execute -%}{{ return(none) }}{%- endif -%}
+  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
+                                          identifier='goodput_build_watermark') -%}
+  {%- if relation is none -%}{{ return(none) }}{%- endif -%}
+  {%- set found = run_query("select max(loaded_through_us) from " ~ relation) -%}
+  {{ return(found.rows[0][0] if found.rows | length > 0 else none) }}
+{%- endmacro %}
+
+
+{#- loaded_at after the watermark (epoch microseconds), as a predicate the scan can use. -#}
+{% macro goodput_loaded_after(column, watermark_us) -%}
+  {{ column }} > {{ goodput_epoch_to_timestamp((watermark_us | int) ~ " / 1000000.0") }}
+{%- endmacro %}
+
+
+{#-
+  on-run-end: move the watermark to what this build's runs_to_rebuild saw,
+  but only when every per-run model of the project was built and succeeded
+  in this invocation. Otherwise a model that failed or was not selected would
+  never see the runs whose entries arrived meanwhile: keeping the old
+  watermark makes the next build recompute them (more work, never less).
+-#}
+{% macro goodput_advance_build_watermark(results) -%}
+  {%- if execute and results and flags.WHICH in ('build', 'run') -%}
+    {%- set outcomes = {} -%}
+    {%- for result in results if result.node.resource_type == 'model' -%}
+      {%- do outcomes.update({result.node.unique_id: result.status | string}) -%}
+    {%- endfor -%}
+    {%- set incomplete = [] -%}
+    {%- set runs_to_rebuild = [] -%}
+    {%- for unique_id, node in graph.nodes.items() if node.resource_type == 'model' -%}
+      {%- if node.config.get('goodput_rebuilt_when') or node.name == 'int_goodput__runs_to_rebuild' -%}
+        {%- if outcomes.get(unique_id) != 'success' -%}{%- do incomplete.append(node.name) -%}{%- endif -%}
+      {%- endif -%}
+      {%- if node.name == 'int_goodput__runs_to_rebuild' -%}
+        {%- do runs_to_rebuild.append(api.Relation.create(database=node.database, schema=node.schema,
+                                                          identifier=node.alias)) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- if incomplete or not runs_to_rebuild -%}
+      {%- do log("build watermark kept: not built in this invocation or failed: " ~ incomplete | join(", "), info=false) -%}
+    {%- else -%}
+      {%- set relation = goodput_build_watermark_relation() -%}
+      {%- do run_query("create table if not exists " ~ relation ~ " (loaded_through_us " ~ dbt.type_bigint()
+                       ~ ", invocation_id " ~ dbt.type_string() ~ ", recorded_at " ~ dbt.type_timestamp() ~ ")") -%}
+      {%- set seen = run_query("select max(loaded_through_us) from " ~ runs_to_rebuild[0]) -%}
+      {%- set loaded_through_us = seen.rows[0][0] if seen.rows | length > 0 else none -%}
+      {#- no new entry: the watermark stays where it is -#}
+      {%- if loaded_through_us is not none -%}
+        {%- do run_query("delete from " ~ relation ~ " where true") -%}
+        {%- do run_query("insert into " ~ relation ~ " (loaded_through_us, invocation_id, recorded_at) values ("
+                         ~ (loaded_through_us | int) ~ ", " ~ goodput_string_literal(invocation_id)
+                         ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  pre_hook of the rolling models: a rebuilt run's stored windows off its new
+  grid go. The grid usually only grows, but not always: a job end logged
+  before the last build's evaluation time and landed after it ends the grid
+  earlier than the windows that build stored, and a late entry can move the
+  job start. Those windows would otherwise stay, counting time after the end.
+-#}
+{% macro goodput_forget_windows_off_the_grid(window_ends) -%}
+  {%- if goodput_builds_incrementally() -%}
+    delete from {{ this }} as stored
+    where {{ goodput_run_is_rebuilt('stored.run_id') }}
+        and not exists (
+            select 1
+            from {{ window_ends }} as ends
+            where ends.run_id = stored.run_id
+                and stored.window_end_epoch between ends.first_window_end_epoch and ends.last_window_end_epoch
+        )
+  {%- else -%}
+    select 1 as nothing_to_forget
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,148 @@
+"""Incremental by run: a build recomputes the runs whose inputs changed and equals a build from scratch.
+
+Every per-run model keeps its rows between builds and recomputes only the runs of
+int_goodput__runs_to_rebuild: runs with entries landed since the last complete build
+(late ones included) and runs without a job end. Here random fleets grow between
+builds (runs start, restart, finish, receive late checkpoint records, new runs
+appear) and after every incremental build each table must equal, row for row, the
+same table of a warehouse built from scratch on the same entries at the same time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from conftest import dbt_build, query, run_cli
+from test_rolling import rows, write_ndjson
+
+from goodput_loader.simulate import RunSpec, fleet, log_entries
+
+START = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+ROLLING = ["--var", "rolling_grid_seconds=300", "--var", "rolling_windows_seconds=[3600, 86400]"]
+# bookkeeping that differs between two warehouses holding the same entries
+NOT_COMPARED = {"computed_at", "final_segment_no", "loaded_at", "last_loaded_at"}
+
+
+def per_run_tables(db: Path) -> list[str]:
+    """Every table the project builds, but the build's own bookkeeping."""
+    found = query(db, "select table_name from information_schema.tables where table_schema = 'main' "
+                      "and table_type = 'BASE TABLE' and table_name not like 'goodput\\_%' escape '\\' "
+                      "and table_name != 'int_goodput__runs_to_rebuild' and table_name != 'badput_types'")
+    return sorted(name for (name,) in found)
+
+
+def table_rows(db: Path, table: str) -> list[tuple]:
+    """A table's rows without bookkeeping columns, in a stable order (floats rounded for sorting only)."""
+    found = [tuple(v for c, v in r.items() if c not in NOT_COMPARED) for r in rows(db, f"select * from {table}")]
+    return sorted(found, key=lambda r: tuple((0, "") if v is None else (1, round(v, 4)) if isinstance(v, float)
+                                             else (1, str(v)) for v in r))
+
+
+def assert_same_table(got: list[tuple], want: list[tuple], table: str) -> None:
+    assert len(got) == len(want), f"{table}: {len(got)} rows, {len(want)} from scratch"
+    for a, b in zip(got, want):
+        same = all(x == y or (isinstance(x, float) and isinstance(y, float)
+                              and math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-6)) for x, y in zip(a, b))
+        assert same, f"{table}: {a} != {b} (from scratch)"
+
+
+def at(entry: dict[str, Any]) -> dt.datetime:
+    return dt.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
+
+
+def late_copy(entry: dict[str, Any], arrives: dt.datetime, name: str) -> dict[str, Any]:
+    """Another host's record of the same checkpoint, landing long after the run ended."""
+    copy = json.loads(json.dumps(entry))
+    copy["insertId"] = name
+    copy["timestamp"] = arrives.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    copy["jsonPayload"]["checkpoint_manager_blocking_duration_secs"] += 1.25
+    return copy
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_incremental_builds_equal_builds_from_scratch_on_a_growing_fleet(tmp_path, seed):
+    rng = random.Random(seed)
+    specs = fleet(7, seed=seed, steps=rng.randint(400, 900), restarts=1, running=2, start=START,
+                  base=RunSpec(name="", start=0.0, step_seconds=2.0, duplicate_rate=0.0))
+    everything = sorted((e for spec in specs for e in log_entries(spec, "proj")), key=lambda e: e["timestamp"])
+    first, last = at(everything[0]), at(everything[-1])
+    cuts = sorted(first + (last - first) * rng.uniform(0.15, 0.9) for _ in range(3)) + [last]
+
+    incremental = tmp_path / "incremental.duckdb"
+    landed: list[dict[str, Any]] = []
+    previous = first - dt.timedelta(seconds=1)
+    for round_no, cut in enumerate(cuts):
+        batch = [e for e in everything if previous < at(e) <= cut]
+        ended = {e["logName"] for e in landed if "job_end_time" in e["jsonPayload"]}
+        saves = [e for e in landed if e["jsonPayload"].get("event_type") == "save" and e["logName"] in ended]
+        if saves and round_no >= 2:  # a finished run receives a late Orbax record
+            batch.append(late_copy(rng.choice(saves), cut, f"late-{round_no}"))
+        landed += batch
+        previous = cut
+        as_of = cut + dt.timedelta(minutes=rng.choice([1, 30, 90]))  # the last also stalls the silent runs
+        unended = {r for (r,) in query(incremental, "select run_id from int_goodput__run_totals "
+                                                    "where last_job_end_epoch is null")} if round_no else set()
+        run_cli("load", "--duckdb", incremental, write_ndjson(tmp_path / f"round-{round_no}.ndjson", batch))
+        dbt_build(incremental, as_of, *ROLLING)
+
+        scratch = tmp_path / f"scratch-{round_no}.duckdb"
+        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{round_no}.ndjson", landed))
+        dbt_build(scratch, as_of, *ROLLING)
+        tables = per_run_tables(scratch)
+        assert per_run_tables(incremental) == tables
+        assert len(tables) >= 25
+        for table in tables:
+            assert_same_table(table_rows(incremental, table), table_rows(scratch, table), f"round {round_no}: {table}")
+        # it recomputed the runs with new entries and those without a job end at the last build, no other
+        if round_no:
+            rebuilt = dict(query(incremental, "select run_id, has_new_entries from int_goodput__runs_to_rebuild"))
+            touched = {"proj/" + e["logName"].rsplit("goodput_", 1)[1] for e in batch}
+            assert {r for r, new in rebuilt.items() if new} == touched
+            assert set(rebuilt) == touched | unended
+
+
+def test_an_untouched_run_keeps_its_rows_and_a_late_entry_makes_it_dirty_again(tmp_path):
+    """A finished run with no new entry costs nothing: its rows are not rewritten (a mark put on them
+    survives the build), while a late entry for it makes the next build recompute it."""
+    specs = fleet(3, seed=4, steps=300, restarts=1, running=1, start=START,
+                  base=RunSpec(name="", start=0.0, step_seconds=2.0, duplicate_rate=0.0))
+    entries = {spec.name: list(log_entries(spec, "proj")) for spec in specs}
+    finished, other, running = (spec.name for spec in specs)
+    cut = max(at(e) for e in entries[running]) - dt.timedelta(minutes=5)
+    db = tmp_path / "w.duckdb"
+    first = [e for name in (finished, other) for e in entries[name]] + [e for e in entries[running] if at(e) <= cut]
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "first.ndjson", first))
+    dbt_build(db, cut + dt.timedelta(minutes=1), *ROLLING)
+
+    # mark the finished run's rows: a build that rewrote them would lose the marks
+    con = duckdb.connect(str(db))
+    con.execute("update fct_goodput_cumulative set counted_entries = -1 where run_name = ?", [finished])
+    con.execute("update int_goodput__segments set segment_start_seq = -1 where run_id = ?", [f"proj/{finished}"])
+    con.close()
+
+    rest = [e for e in entries[running] if at(e) > cut]
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "rest.ndjson", rest))
+    dbt_build(db, max(at(e) for e in rest) + dt.timedelta(minutes=1), *ROLLING)
+    assert dict(query(db, "select run_id, has_new_entries from int_goodput__runs_to_rebuild")) == {
+        f"proj/{running}": True}
+    assert query(db, "select counted_entries from fct_goodput_cumulative where run_name = ?", [finished]) == [(-1,)]
+    assert query(db, "select min(segment_start_seq) from int_goodput__segments where run_id = ?",
+                 [f"proj/{finished}"]) == [(-1,)]
+
+    save = next(e for e in entries[finished] if e["jsonPayload"].get("event_type") == "save")
+    late = late_copy(save, max(at(e) for e in rest), "late-record")
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "late.ndjson", [late]))
+    dbt_build(db, max(at(e) for e in rest) + dt.timedelta(minutes=2), *ROLLING)
+    assert dict(query(db, "select run_id, has_new_entries from int_goodput__runs_to_rebuild")) == {
+        f"proj/{finished}": True, f"proj/{running}": False}
+    [(counted,)] = query(db, "select counted_entries from fct_goodput_cumulative where run_name = ?", [finished])
+    assert counted == len(entries[finished]) + 1
+    assert query(db, "select min(segment_start_seq) from int_goodput__segments where run_id = ?",
+                 [f"proj/{finished}"]) == [(0,)]
