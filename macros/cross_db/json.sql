@@ -58,3 +58,17 @@
 {% macro bigquery__goodput_json_integer(column, key) -%}
   safe_cast({{ goodput_json_number(column, key) }} as int64)
 {%- endmacro %}
+
+
+{#- One key's value as text, read straight from the payload column (one cheap pass, no struct). -#}
+{% macro goodput_json_path_string(column, key) -%}
+  {{ return(adapter.dispatch('goodput_json_path_string', 'goodput_warehouse')(column, key)) }}
+{%- endmacro %}
+
+{% macro default__goodput_json_path_string(column, key) -%}
+  json_extract_string({{ column }}, '$.{{ key }}')
+{%- endmacro %}
+
+{% macro bigquery__goodput_json_path_string(column, key) -%}
+  json_value({{ column }}, '$.{{ key }}')
+{%- endmacro %}

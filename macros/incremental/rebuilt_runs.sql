@@ -203,3 +203,21 @@
     select 1 as nothing_to_forget
   {%- endif -%}
 {%- endmacro %}
+
+
+{#-
+  Levels of pointer doubling that follow every run's restart chain
+  (int_goodput__segments): enough for 2^levels segments, where a run cannot
+  have more segments than repeated step entries plus one. Read from the
+  ordered entries of the runs this build recomputes; 1 at parse time.
+-#}
+{% macro goodput_doubling_levels(entries) -%}
+  {%- if not execute or model.resource_type == 'unit_test' -%}{{ return(12) }}{%- endif -%}
+  {%- set found = run_query(
+      "select coalesce(max(repeats), 0) from (select run_id, count(*) - count(distinct step_count) as repeats from "
+      ~ entries ~ " where step_start_epoch is not null and " ~ goodput_run_is_rebuilt() ~ " group by run_id) as runs") -%}
+  {%- set repeats = found.rows[0][0] | int -%}
+  {%- set levels = namespace(n=1) -%}
+  {%- for _ in range(64) if 2 ** levels.n <= repeats + 1 -%}{%- set levels.n = levels.n + 1 -%}{%- endfor -%}
+  {{ return(levels.n) }}
+{%- endmacro %}

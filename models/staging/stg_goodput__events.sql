@@ -1,3 +1,4 @@
+{{ config(goodput_tested_runs='new_entries') }}
 {#
   One typed row per landed entry. Renaming and typing only: every key the
   recorder or Orbax's checkpoint logger writes becomes a column (epoch seconds
@@ -15,7 +16,6 @@ source as (
 ),
 
 {% set payload_keys = [
-    'job_name',
     'job_start_time',
     'job_end_time',
     'step_count',
@@ -66,7 +66,9 @@ typed as (
         source as loader_source,
         loaded_at,
         job_name_matches,
-        {{ goodput_json_string('fields', 'job_name') }} as job_name,
+        -- read on its own, not from fields: entries_ordered filters on it (is_counted), and a filter that
+        -- needed fields would parse every payload twice, once to filter and once to project
+        {{ goodput_json_path_string('payload', 'job_name') }} as job_name,
 
         -- GoodputRecorder events
         {{ goodput_json_number('fields', 'job_start_time') }} as job_start_epoch,
