@@ -50,8 +50,11 @@ test: install-test
 PROFILES ?= S M L
 REPEATS ?= 3
 FLEET_REPEATS ?= 1
+# the scheduled hourly build over a fleet with 50 and with 200 runs of history (HISTORIES= to skip: empty)
+HISTORIES ?= 50 200
 bench: install-test
 	$(BIN)/python bench/bench.py --profiles $(PROFILES) --repeats $(REPEATS) --fleet-repeats $(FLEET_REPEATS) --out bench/RESULTS.md
+	$(if $(strip $(HISTORIES)),$(BIN)/python bench/hourly.py --histories $(HISTORIES) --repeats $(REPEATS) --out bench/RESULTS.md)
 
 clean:
 	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) target logs

@@ -73,8 +73,13 @@
         ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
   {%- endif -%}
   {%- set which = "where has_new_entries" if rebuilt_when == 'new_entries' else "" -%}
-  {%- set found = run_query("select run_id from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
-  {%- set ids = found.columns[0].values() -%}
+  {#- read once per model (its import CTEs each ask): one query, not one per CTE (a job each on BigQuery) -#}
+  {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ rebuilt_when -%}
+  {%- if model.get(cache_key) is none -%}
+    {%- set found = run_query("select run_id from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
+    {%- do model.update({cache_key: found.columns[0].values() | list}) -%}
+  {%- endif -%}
+  {%- set ids = model.get(cache_key) -%}
   {%- if ids | length == 0 -%}
     false
   {%- elif ids | length <= 1000 -%}
