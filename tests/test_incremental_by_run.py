@@ -139,10 +139,19 @@ def test_an_untouched_run_keeps_its_rows_and_a_late_entry_makes_it_dirty_again(t
     save = next(e for e in entries[finished] if e["jsonPayload"].get("event_type") == "save")
     late = late_copy(save, max(at(e) for e in rest), "late-record")
     run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "late.ndjson", [late]))
-    dbt_build(db, max(at(e) for e in rest) + dt.timedelta(minutes=2), *ROLLING)
+    as_of = max(at(e) for e in rest) + dt.timedelta(minutes=20)  # the running run: nothing new, 19 min later
+    dbt_build(db, as_of, *ROLLING)
     assert dict(query(db, "select run_id, has_new_entries from int_goodput__runs_to_rebuild")) == {
         f"proj/{finished}": True, f"proj/{running}": False}
     [(counted,)] = query(db, "select counted_entries from fct_goodput_cumulative where run_name = ?", [finished])
     assert counted == len(entries[finished]) + 1
     assert query(db, "select min(segment_start_seq) from int_goodput__segments where run_id = ?",
                  [f"proj/{finished}"]) == [(0,)]
+
+    # the marks are gone with the rebuild, and everything equals a build from scratch (the running run was
+    # recomputed for the evaluation time alone)
+    scratch = tmp_path / "scratch.duckdb"
+    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest + [late]))
+    dbt_build(scratch, as_of, *ROLLING)
+    for table in per_run_tables(scratch):
+        assert_same_table(table_rows(db, table), table_rows(scratch, table), table)

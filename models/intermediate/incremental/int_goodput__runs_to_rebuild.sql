@@ -41,12 +41,15 @@ new_entries as (
 
 unended as (
 
-    {%- if previous_totals is not none and watermark_us is not none %}
+    {%- if watermark_us is none %}
+    -- no earlier build: every run has new entries
+    select run_id from new_entries where false
+    {%- elif previous_totals is not none %}
     select run_id from {{ previous_totals }}
     where last_job_end_epoch is null
     {%- else %}
-    -- no earlier build: every run has new entries
-    select run_id from new_entries where false
+    -- the totals of the last build are gone (dropped by hand): which runs had ended is unknown, so every run
+    select distinct run_id from {{ ref('stg_goodput__events') }}
     {%- endif %}
 
 ),

@@ -19,11 +19,12 @@
   end of int_goodput__rolling_window_ends times each size in
   rolling_windows_seconds.
 
-  Incremental: a new build recomputes, per run, the window ends from where its
-  located amounts can have moved: the earliest amount of the segment that was
-  final at the last build (a restart reclassifies only the segment it closes;
-  program startup and data loading of that segment move with it) or the last
-  stored window end, whichever is earlier. Rows before that are kept after a
+  Incremental: a new build recomputes the runs of int_goodput__runs_to_rebuild
+  and, per run, the window ends from where its located amounts can have moved:
+  the earliest amount of the segment that was final at the last build (a
+  restart reclassifies only the segment it closes; program startup and data
+  loading of that segment move with it; only new entries move amounts) or the
+  last stored window end, whichever is earlier. Rows before that are kept after a
   check: the recomputed cumulative value of every measure at that point must
   equal the stored one (it catches checkpoint averages, sanitising and OTHER
   moving earlier amounts); when it does not, the whole run is recomputed.
@@ -73,6 +74,8 @@ previous as (
 
 moved as (
 
+    -- only new entries move located amounts: a run rebuilt for the evaluation time alone (no job
+    -- end, nothing new) recomputes just the windows from its last stored end on
     select
         amounts.run_id,
         min(amounts.start_epoch) as first_start_epoch
@@ -80,7 +83,7 @@ moved as (
     inner join previous
         on previous.run_id = amounts.run_id
         and amounts.segment_no >= previous.previous_final_segment_no
-    where {{ goodput_run_is_rebuilt('amounts.run_id') }}
+    where {{ goodput_rebuilt_runs_predicate('amounts.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
     group by amounts.run_id
 
 ),
