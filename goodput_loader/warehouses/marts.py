@@ -26,11 +26,17 @@ FAILED_NODES_SQL = ("select unique_id, status, message from {t}goodput_build_res
                     "order by case when status = 'skipped' then 1 else 0 end, unique_id")  # causes first
 
 
+def node_name(unique_id: str) -> str:
+    """A dbt node's name from its unique id, <type>.<project>.<name>[.<hash> for a generic test]."""
+    parts = unique_id.split(".")
+    return parts[2] if len(parts) >= 3 else unique_id
+
+
 def refuse_failed_build(failed: list[dict[str, Any]], command: str) -> None:
     """Stop when the latest run of any dbt node failed: its mart is stale, or breaks a promise a test checks."""
     if not failed:
         return
-    names = ", ".join(f"{row['unique_id'].split('.')[-1]} ({row['status']})" for row in failed[:8])
+    names = ", ".join(f"{node_name(row['unique_id'])} ({row['status']})" for row in failed[:8])
     more = f" and {len(failed) - 8} more" if len(failed) > 8 else ""
     raise LoaderError(
         f"the last dbt build did not succeed: {names}{more}. Its marts may be stale or wrong, so {command} "

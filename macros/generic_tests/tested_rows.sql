@@ -1,16 +1,21 @@
 {#
   The rows a generic test reads (dbt's get_where_subquery, overridden).
 
-  Besides the test's own `where`, a test of a per-run model (and of staging,
-  goodput_tested_runs='new_entries') in an incremental `dbt build` reads only
-  the runs this build recomputed (int_goodput__runs_to_rebuild): the other
-  runs' rows are the ones the last builds wrote and tested, untouched since.
-  A test of the loader's raw table reads the entries landed since the last
-  complete build. So the tests of an hourly build
-  cost what its models cost, not a scan of the whole history. Duplicates can
-  only come from rebuilt runs, and a relationships test still looks its
-  parents up in the whole parent table. `dbt test`, and every build from
-  scratch (--full-refresh, or before the first complete build), tests every row.
+  Besides the test's own `where`, a test in an incremental `dbt build` reads
+  only the runs that build can have changed: the other runs' rows are the
+  ones earlier builds wrote and tested, untouched since. So the tests of an
+  hourly build cost what its models cost, not a scan of the whole history.
+  - a per-run model: the runs it rebuilt (int_goodput__runs_to_rebuild);
+  - staging (config goodput_tested_runs='new_entries') and the loader's raw
+    table: every entry of the runs with entries landed since the last
+    complete build, old ones included, so a new duplicate of an old entry is
+    still caught.
+  Rows without a run stay in (a not_null test on run_id can still fail), and a
+  relationships test still looks its parents up in the whole parent table.
+  `dbt test`, and every build from scratch (--full-refresh, or before the
+  first complete build), test every row; a pass of a test that read only
+  rebuilt runs never clears a failure found over every row
+  (goodput_record_build_results).
 #}
 
 {% macro default__get_where_subquery(relation) -%}
@@ -30,32 +35,52 @@
 {%- endmacro %}
 
 
-{#- A predicate on run_id keeping the runs this build recomputed in the per-run model relation, or ''. -#}
+{#- Tests of this invocation read only the runs it rebuilt: an incremental dbt build after a complete one. -#}
+{% macro goodput_tests_read_rebuilt_runs() -%}
+  {%- if not execute or flags.WHICH != 'build' or flags.FULL_REFRESH -%}{{ return(false) }}{%- endif -%}
+  {#- (dbt's relation cache answers this without a query) -#}
+  {{ return(adapter.get_relation(database=target.database, schema=target.schema,
+                                 identifier='goodput_build_watermark') is not none) }}
+{%- endmacro %}
+
+{% macro goodput_partial_test_marker() -%}
+  {{ return('[tested: rebuilt runs only]') }}
+{%- endmacro %}
+
+
+{#- A predicate keeping the rows of relation this build can have changed, or '' for every row. -#}
 {% macro goodput_tested_runs(relation) -%}
-  {%- if not execute or flags.WHICH != 'build' or flags.FULL_REFRESH or relation.identifier is not defined -%}
-    {{ return('') }}
-  {%- endif -%}
-  {%- set watermark_us = goodput_build_watermark() -%}
-  {%- if watermark_us is none -%}{{ return('') }}{%- endif -%}
+  {%- if relation.identifier is not defined or not goodput_tests_read_rebuilt_runs() -%}{{ return('') }}{%- endif -%}
   {%- for source in graph.sources.values() if source.source_name == 'goodput_raw' -%}
     {%- if source.identifier == relation.identifier and source.schema == relation.schema -%}
-      {{ return(goodput_loaded_after('loaded_at', watermark_us - (var('goodput_late_arrival_seconds', 0) | int) * 1000000)) }}
+      {{ return(goodput_tested_new_entry_runs(relation, 'log_name')) }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set tested = namespace(rebuilt_when=none, runs_to_rebuild=none) -%}
+  {%- set tested = namespace(rebuilt_when=none, staging=false, runs_to_rebuild=none) -%}
   {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
     {%- if node.alias == relation.identifier and node.schema == relation.schema -%}
-      {%- set tested.rebuilt_when = node.config.get('goodput_rebuilt_when') or node.config.get('goodput_tested_runs') -%}
+      {%- set tested.rebuilt_when = node.config.get('goodput_rebuilt_when') -%}
+      {%- set tested.staging = node.config.get('goodput_tested_runs') == 'new_entries' -%}
     {%- endif -%}
     {%- if node.name == 'int_goodput__runs_to_rebuild' -%}
       {%- set tested.runs_to_rebuild = api.Relation.create(database=node.database, schema=node.schema,
                                                            identifier=node.alias) -%}
     {%- endif -%}
   {%- endfor -%}
-  {#- the watermark exists once a build has completed: from then on every per-run table is incremental -#}
-  {%- if tested.rebuilt_when is none or tested.runs_to_rebuild is none -%}
+  {%- if tested.staging -%}
+    {{ return(goodput_tested_new_entry_runs(relation, 'run_id')) }}
+  {%- elif tested.rebuilt_when is none or tested.runs_to_rebuild is none -%}
     {{ return('') }}
   {%- endif -%}
-  {{ return("run_id in (select run_id from " ~ tested.runs_to_rebuild
+  {{ return("run_id is null or run_id in (select run_id from " ~ tested.runs_to_rebuild
             ~ (" where has_new_entries" if tested.rebuilt_when == 'new_entries' else "") ~ ")") }}
+{%- endmacro %}
+
+{#- Every row of the runs (by key: run_id or log_name) with entries landed after the watermark. -#}
+{% macro goodput_tested_new_entry_runs(relation, key) -%}
+  {%- set watermark_us = goodput_build_watermark() -%}
+  {%- if watermark_us is none -%}{{ return('') }}{%- endif -%}
+  {%- set after_us = watermark_us - (var('goodput_late_arrival_seconds', 0) | int) * 1000000 -%}
+  {{ return(key ~ " is null or " ~ key ~ " in (select " ~ key ~ " from " ~ relation ~ " where "
+            ~ goodput_loaded_after('loaded_at', after_us) ~ ")") }}
 {%- endmacro %}

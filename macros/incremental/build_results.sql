@@ -17,14 +17,29 @@
     {%- do run_query("create table if not exists " ~ relation ~ " (unique_id " ~ dbt.type_string()
                      ~ ", status " ~ dbt.type_string() ~ ", message " ~ dbt.type_string()
                      ~ ", invocation_id " ~ dbt.type_string() ~ ", finished_at " ~ dbt.type_timestamp() ~ ")") -%}
+    {#- A test of an incremental build reads only the runs it rebuilt (macros/generic_tests/tested_rows.sql):
+        its pass says nothing about the other runs, so it does not clear a failure a test of every row
+        found (dbt test, or a build from scratch); a later test of every row does. -#}
+    {%- set partial = goodput_tests_read_rebuilt_runs() -%}
+    {%- set standing = [] -%}
+    {%- if partial -%}
+      {%- set found = run_query("select unique_id from " ~ relation ~ " where status in ('fail', 'error') and "
+                                ~ "coalesce(message, '') not like '%" ~ goodput_partial_test_marker() ~ "%'") -%}
+      {%- set standing = found.columns[0].values() | list -%}
+    {%- endif -%}
     {%- set ids = [] -%}
     {%- set rows = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'test', 'seed', 'snapshot') -%}
-      {%- do ids.append(goodput_string_literal(result.node.unique_id)) -%}
-      {%- do rows.append("(" ~ goodput_string_literal(result.node.unique_id) ~ ", "
-                         ~ goodput_string_literal(result.status | string) ~ ", "
-                         ~ goodput_string_literal((result.message or '') | string | truncate(500)) ~ ", "
-                         ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
+      {%- set is_partial_test = partial and result.node.resource_type == 'test' -%}
+      {%- if not (is_partial_test and (result.status | string) == 'pass' and result.node.unique_id in standing) -%}
+        {%- set message = (result.message or '') | string | truncate(450) -%}
+        {%- if is_partial_test -%}{%- set message = message ~ " " ~ goodput_partial_test_marker() -%}{%- endif -%}
+        {%- do ids.append(goodput_string_literal(result.node.unique_id)) -%}
+        {%- do rows.append("(" ~ goodput_string_literal(result.node.unique_id) ~ ", "
+                           ~ goodput_string_literal(result.status | string) ~ ", "
+                           ~ goodput_string_literal(message) ~ ", "
+                           ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
+      {%- endif -%}
     {%- endfor -%}
     {#- nodes that no longer exist (renamed or removed models and tests) cannot be built again, so
         their last outcome would block report and push for ever -#}

@@ -144,17 +144,25 @@
 
 
 {#-
-  on-run-end: move the watermark to what this build's runs_to_rebuild saw,
-  but only when every per-run model of the project was built and succeeded
-  in this invocation. Otherwise a model that failed or was not selected would
-  never see the runs whose entries arrived meanwhile: keeping the old
-  watermark makes the next build recompute them (more work, never less).
+  on-run-end: record that this build completed, with the watermark moved to
+  what its runs_to_rebuild saw, but only when every per-run model of the
+  project was built and succeeded in this invocation and no test failed.
+  Otherwise the watermark and the completed build stay the last complete
+  one's, and the next build recomputes (and tests again) everything this one
+  set out to: the runs with entries since that watermark, and this build's
+  runs_to_rebuild (a model that failed on BigQuery after its pre-hook delete
+  lost them). More work, never less.
 -#}
 {% macro goodput_advance_build_watermark(results) -%}
   {%- if execute and results and flags.WHICH in ('build', 'run') -%}
     {%- set outcomes = {} -%}
-    {%- for result in results if result.node.resource_type == 'model' -%}
-      {%- do outcomes.update({result.node.unique_id: result.status | string}) -%}
+    {%- set failed_tests = [] -%}
+    {%- for result in results -%}
+      {%- if result.node.resource_type == 'model' -%}
+        {%- do outcomes.update({result.node.unique_id: result.status | string}) -%}
+      {%- elif result.node.resource_type in ('test', 'unit_test') and (result.status | string) in ('fail', 'error') -%}
+        {%- do failed_tests.append(result.node.name) -%}
+      {%- endif -%}
     {%- endfor -%}
     {%- set incomplete = [] -%}
     {%- set runs_to_rebuild = [] -%}
@@ -167,23 +175,33 @@
                                                           identifier=node.alias)) -%}
       {%- endif -%}
     {%- endfor -%}
-    {%- if incomplete or not runs_to_rebuild -%}
-      {%- do log("build watermark kept: not built in this invocation or failed: " ~ incomplete | join(", "), info=false) -%}
+    {%- if incomplete or failed_tests or not runs_to_rebuild -%}
+      {%- do log("build watermark kept: not built or failed: " ~ (incomplete + failed_tests) | join(", "), info=false) -%}
     {%- else -%}
       {%- set relation = goodput_build_watermark_relation() -%}
       {%- do run_query("create table if not exists " ~ relation ~ " (loaded_through_us " ~ dbt.type_bigint()
                        ~ ", invocation_id " ~ dbt.type_string() ~ ", recorded_at " ~ dbt.type_timestamp() ~ ")") -%}
+      {#- no new entry: the watermark stays where it was, the completed build is this one -#}
       {%- set seen = run_query("select max(loaded_through_us) from " ~ runs_to_rebuild[0]) -%}
       {%- set loaded_through_us = seen.rows[0][0] if seen.rows | length > 0 else none -%}
-      {#- no new entry: the watermark stays where it is -#}
-      {%- if loaded_through_us is not none -%}
-        {%- do run_query("delete from " ~ relation ~ " where true") -%}
-        {%- do run_query("insert into " ~ relation ~ " (loaded_through_us, invocation_id, recorded_at) values ("
-                         ~ (loaded_through_us | int) ~ ", " ~ goodput_string_literal(invocation_id)
-                         ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
-      {%- endif -%}
+      {%- if loaded_through_us is none -%}{%- set loaded_through_us = goodput_build_watermark() -%}{%- endif -%}
+      {%- do run_query("delete from " ~ relation ~ " where true") -%}
+      {%- do run_query("insert into " ~ relation ~ " (loaded_through_us, invocation_id, recorded_at) values ("
+                       ~ ("null" if loaded_through_us is none else loaded_through_us | int) ~ ", "
+                       ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
     {%- endif -%}
   {%- endif -%}
+{%- endmacro %}
+
+
+{#- The invocation of the last complete build, or none. -#}
+{% macro goodput_completed_build() -%}
+  {%- if not execute -%}{{ return(none) }}{%- endif -%}
+  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
+                                          identifier='goodput_build_watermark') -%}
+  {%- if relation is none -%}{{ return(none) }}{%- endif -%}
+  {%- set found = run_query("select max(invocation_id) from " ~ relation) -%}
+  {{ return(found.rows[0][0] if found.rows | length > 0 else none) }}
 {%- endmacro %}
 
 
@@ -207,22 +225,4 @@
   {%- else -%}
     select 1 as nothing_to_forget
   {%- endif -%}
-{%- endmacro %}
-
-
-{#-
-  Levels of pointer doubling that follow every run's restart chain
-  (int_goodput__segments): enough for 2^levels segments, where a run cannot
-  have more segments than repeated step entries plus one. Read from the
-  ordered entries of the runs this build recomputes; 1 at parse time.
--#}
-{% macro goodput_doubling_levels(entries) -%}
-  {%- if not execute or model.resource_type == 'unit_test' -%}{{ return(12) }}{%- endif -%}
-  {%- set found = run_query(
-      "select coalesce(max(repeats), 0) from (select run_id, count(*) - count(distinct step_count) as repeats from "
-      ~ entries ~ " where step_start_epoch is not null and " ~ goodput_run_is_rebuilt() ~ " group by run_id) as runs") -%}
-  {%- set repeats = found.rows[0][0] | int -%}
-  {%- set levels = namespace(n=1) -%}
-  {%- for _ in range(64) if 2 ** levels.n <= repeats + 1 -%}{%- set levels.n = levels.n + 1 -%}{%- endfor -%}
-  {{ return(levels.n) }}
 {%- endmacro %}

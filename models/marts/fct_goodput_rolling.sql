@@ -30,7 +30,8 @@ rolling_values as (
 
     select * from {{ ref('int_goodput__rolling_window_values') }}
     {% if is_incremental() %}
-    where computed_at > (select max(computed_at) from {{ this }})
+    -- (an empty table has no max: everything is new)
+    where computed_at > (select coalesce(max(computed_at), cast('1970-01-01' as {{ dbt.type_timestamp() }})) from {{ this }})
     {% endif %}
 
 ),

@@ -10,19 +10,13 @@
   suffix minimum over the candidates sorted by p, computed for every possible r
   with one window. The true restarts are the chain r0 = 0, f(r0), f(f(r0)), ...
 
-  The chain is followed by pointer doubling, not one join per restart (a
-  recursive CTE re-reads every candidate at each step: restarts x candidates,
-  40.8M rows for the 400 restarts of the L profile). Level k holds
-  f^(2^k)(r) for every candidate r, one self-join from level k - 1; the chain's
-  first 2^(k+1) segments are its first 2^k plus their images under f^(2^k).
-  A run cannot restart more often than it repeats a step, so the levels are
-  ceil(log2(most repeated step entries of a run + 1)), read before the build:
-  candidates x log(restarts) in all.
+  goodput_restart_chain follows it (macros/incremental/restart_chain.sql): by
+  pointer doubling on DuckDB, candidates x log(restarts); a recursive CTE on
+  BigQuery, which evaluates a CTE once per reference and so cannot double.
 #}
 
-{%- set levels = goodput_doubling_levels(ref('int_goodput__entries_ordered')) %}
 
-with
+with recursive
 
 entries as (
 
@@ -110,51 +104,7 @@ segment_starts as (
 
 ),
 
-jumps_0 as (
-
-    select run_id, segment_start_seq as from_seq, next_restart_seq as to_seq
-    from segment_starts
-    where next_restart_seq is not null
-
-),
-
-{%- for level in range(1, levels) %}
-
-jumps_{{ level }} as (
-
-    -- f^(2^{{ level }}) = f^(2^{{ level - 1 }}) twice
-    select first_jump.run_id, first_jump.from_seq, second_jump.to_seq
-    from jumps_{{ level - 1 }} as first_jump
-    inner join jumps_{{ level - 1 }} as second_jump
-        on second_jump.run_id = first_jump.run_id
-        and second_jump.from_seq = first_jump.to_seq
-
-),
-{%- endfor %}
-
-chain_0 as (
-
-    select run_id, cast(0 as {{ dbt.type_bigint() }}) as segment_no, segment_start_seq
-    from segment_starts
-    where segment_start_seq = 0
-
-),
-
-{%- for level in range(levels) %}
-
-chain_{{ level + 1 }} as (
-
-    -- segments {{ 2 ** level }} .. {{ 2 ** (level + 1) - 1 }}: the first {{ 2 ** level }} moved on by f^({{ 2 ** level }})
-    select run_id, segment_no, segment_start_seq from chain_{{ level }}
-    union all
-    select chain.run_id, chain.segment_no + {{ 2 ** level }}, jumps.to_seq
-    from chain_{{ level }} as chain
-    inner join jumps_{{ level }} as jumps
-        on jumps.run_id = chain.run_id
-        and jumps.from_seq = chain.segment_start_seq
-
-),
-{%- endfor %}
+{{ goodput_restart_chain('segment_starts', ref('int_goodput__entries_ordered')) }},
 
 final as (
 
@@ -163,7 +113,7 @@ final as (
         chain.segment_no,
         chain.segment_start_seq,
         segment_starts.next_restart_seq as segment_end_seq
-    from chain_{{ levels }} as chain
+    from chain
     inner join segment_starts
         on segment_starts.run_id = chain.run_id
         and segment_starts.segment_start_seq = chain.segment_start_seq

@@ -6,9 +6,13 @@
     (every run, in a build from scratch or with --full-refresh);
   - the other rows: runs without a job end at the last build, whose totals,
     OTHER and rolling grid follow the evaluation time.
+  - and, when the last build did not complete (a model or test failed, or a
+    --select left models out), every run that build set out to recompute:
+    its watermark did not move, and on BigQuery a model that failed after its
+    pre-hook delete lost those runs' rows.
   loaded_through_us is the latest loaded_at of the run's new entries (epoch
   microseconds): the largest becomes the next watermark once every per-run
-  model has succeeded.
+  model has succeeded; invocation_id says which build listed the run.
 
   var('goodput_late_arrival_seconds') reaches that far behind the watermark,
   for sources whose loaded_at is not the order in which rows become visible
@@ -18,6 +22,9 @@
 {%- set late_arrival_us = (var('goodput_late_arrival_seconds', 0) | int) * 1000000 -%}
 {%- set previous_totals = adapter.get_relation(database=this.database, schema=this.schema,
                                                identifier='int_goodput__run_totals') if execute else none -%}
+{%- set previous_runs = adapter.get_relation(database=this.database, schema=this.schema,
+                                             identifier=this.identifier) if execute else none -%}
+{%- set completed_build = goodput_completed_build() if watermark_us is not none else none -%}
 
 with
 
@@ -54,15 +61,30 @@ unended as (
 
 ),
 
+unfinished_build as (
+
+    {%- if previous_runs is not none and watermark_us is not none %}
+    select run_id, has_new_entries
+    from {{ previous_runs }}
+    where invocation_id != {{ goodput_string_literal(completed_build or '') }}
+    {%- else %}
+    select run_id, true as has_new_entries from new_entries where false
+    {%- endif %}
+
+),
+
 final as (
 
     select
-        coalesce(new_entries.run_id, unended.run_id) as run_id,
-        new_entries.run_id is not null as has_new_entries,
-        new_entries.loaded_through_us
+        coalesce(new_entries.run_id, unfinished_build.run_id, unended.run_id) as run_id,
+        new_entries.run_id is not null or coalesce(unfinished_build.has_new_entries, false) as has_new_entries,
+        new_entries.loaded_through_us,
+        {{ goodput_string_literal(invocation_id) }} as invocation_id
     from new_entries
+    full outer join unfinished_build
+        on unfinished_build.run_id = new_entries.run_id
     full outer join unended
-        on unended.run_id = new_entries.run_id
+        on unended.run_id = coalesce(new_entries.run_id, unfinished_build.run_id)
 
 )
 
