@@ -60,3 +60,23 @@
 {% macro bigquery__goodput_cluster_by(columns) -%}
   {{ return(columns) }}
 {%- endmacro %}
+
+
+{#-
+  The order a per-run table's rows are written in. DuckDB prunes a scan by
+  each row group's min/max, so a table whose runs sit in contiguous row
+  groups lets an incremental build read and delete only its rebuilt runs'
+  groups (and compact only those). BigQuery clusters by run instead
+  (goodput_incremental_by_run's cluster_by), where an ORDER BY would only
+  cost a sort.
+-#}
+{% macro goodput_rows_by_run() -%}
+  {{ return(adapter.dispatch('goodput_rows_by_run', 'goodput_warehouse')()) }}
+{%- endmacro %}
+
+{% macro default__goodput_rows_by_run() -%}
+  order by run_id
+{%- endmacro %}
+
+{% macro bigquery__goodput_rows_by_run() -%}
+{%- endmacro %}

@@ -6,8 +6,10 @@
   ones earlier builds wrote and tested, untouched since. So the tests of an
   hourly build cost what its models cost, not a scan of the whole history.
   - a per-run model: the runs it rebuilt (int_goodput__runs_to_rebuild);
-  - staging (config goodput_tested_runs='new_entries') and the loader's raw
-    table: every entry of the runs with entries landed since the last
+  - the step-time views (config goodput_tested_runs='new_entries'): the runs
+    rebuilt for new entries;
+  - staging (goodput_tested_runs='landed_since_last_build') and the loader's
+    raw table: every entry of the runs with entries landed since the last
     complete build, old ones included, so a new duplicate of an old entry is
     still caught.
   Rows without a run stay in (a not_null test on run_id can still fail), and a
@@ -56,24 +58,23 @@
       {{ return(goodput_tested_new_entry_runs(relation, 'log_name')) }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set tested = namespace(rebuilt_when=none, staging=false, runs_to_rebuild=none) -%}
+  {%- set tested = namespace(rebuilt_when=none, runs_to_rebuild=none) -%}
   {%- for node in graph.nodes.values() if node.resource_type == 'model' -%}
     {%- if node.alias == relation.identifier and node.schema == relation.schema -%}
-      {%- set tested.rebuilt_when = node.config.get('goodput_rebuilt_when') -%}
-      {%- set tested.staging = node.config.get('goodput_tested_runs') == 'new_entries' -%}
+      {%- set tested.rebuilt_when = node.config.get('goodput_rebuilt_when') or node.config.get('goodput_tested_runs') -%}
     {%- endif -%}
     {%- if node.name == 'int_goodput__runs_to_rebuild' -%}
       {%- set tested.runs_to_rebuild = api.Relation.create(database=node.database, schema=node.schema,
                                                            identifier=node.alias) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if tested.staging -%}
+  {%- if tested.rebuilt_when == 'landed_since_last_build' -%}
     {{ return(goodput_tested_new_entry_runs(relation, 'run_id')) }}
   {%- elif tested.rebuilt_when is none or tested.runs_to_rebuild is none -%}
     {{ return('') }}
   {%- endif -%}
-  {{ return("run_id is null or run_id in (select run_id from " ~ tested.runs_to_rebuild
-            ~ (" where has_new_entries" if tested.rebuilt_when == 'new_entries' else "") ~ ")") }}
+  {{ return(goodput_run_key_in('run_id', "select run_id from " ~ tested.runs_to_rebuild
+                                ~ (" where has_new_entries" if tested.rebuilt_when == 'new_entries' else ""))) }}
 {%- endmacro %}
 
 {#- Every row of the runs (by key: run_id or log_name) with entries landed after the watermark. -#}
@@ -81,6 +82,21 @@
   {%- set watermark_us = goodput_build_watermark() -%}
   {%- if watermark_us is none -%}{{ return('') }}{%- endif -%}
   {%- set after_us = watermark_us - (var('goodput_late_arrival_seconds', 0) | int) * 1000000 -%}
-  {{ return(key ~ " is null or " ~ key ~ " in (select " ~ key ~ " from " ~ relation ~ " where "
-            ~ goodput_loaded_after('loaded_at', after_us) ~ ")") }}
+  {{ return(goodput_run_key_in(key, "select distinct " ~ key ~ " from " ~ relation ~ " where "
+                                      ~ goodput_loaded_after('loaded_at', after_us))) }}
+{%- endmacro %}
+
+{#-
+  key is null, or one of the keys keys_sql returns: inlined as a list when there are at most 1,000,
+  so DuckDB filters at the scan (a subquery under an `or` would let staging parse every payload first).
+-#}
+{% macro goodput_run_key_in(key, keys_sql) -%}
+  {%- set found = run_query(keys_sql ~ " limit 1001") -%}
+  {%- set keys = found.columns[0].values() | list -%}
+  {%- if keys | length > 1000 -%}
+    {{ return(key ~ " is null or " ~ key ~ " in (" ~ keys_sql ~ ")") }}
+  {%- endif -%}
+  {%- set literals = [] -%}
+  {%- for value in keys if value is not none -%}{%- do literals.append(goodput_string_literal(value)) -%}{%- endfor -%}
+  {{ return(key ~ " is null" ~ ((" or " ~ key ~ " in (" ~ literals | join(", ") ~ ")") if literals else "")) }}
 {%- endmacro %}

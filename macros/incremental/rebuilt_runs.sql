@@ -4,11 +4,13 @@
 
   int_goodput__runs_to_rebuild (built first) lists them:
   - runs with entries landed after the build watermark (has_new_entries): the
-    watermark is the latest loaded_at of the last build in which every per-run
-    model succeeded (goodput_build_watermark, advanced at on-run-end). A late
-    entry of a finished run (a late Orbax record) makes that run dirty again.
+    watermark is the latest loaded_at of the last complete build, in which
+    every per-run model succeeded and no test failed (goodput_build_watermark,
+    advanced at on-run-end). A late entry of a finished run (a late Orbax
+    record) makes that run dirty again.
   - runs without a job end: their total, OTHER and rolling grid run to the
     evaluation time, so every build moves them (running and stalled alike).
+  - the runs of a last build that did not complete, all over again.
 
   Every per-run model declares which of the two moves it (rebuilt_when):
   - 'new_entries': it reads only what the entries say (ordering, segments,
@@ -21,8 +23,8 @@
   deletes the same runs, and it appends what it computed. On DuckDB the hook,
   the select and the insert are one transaction; on BigQuery a failure between
   them leaves those runs out of the table until the next build, which
-  recomputes them (the watermark did not move, and report and push refuse the
-  marts of a failed build meanwhile).
+  recomputes them (that build did not complete, and report and push refuse
+  the marts of a failed build meanwhile).
 #}
 
 {#- An incremental build of the current model (never in a unit test, which has no table). -#}

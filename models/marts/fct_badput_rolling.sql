@@ -74,3 +74,4 @@ select
 from window_buckets
 inner join runs
     on runs.run_id = window_buckets.run_id
+{{ goodput_rows_by_run() }}

@@ -149,3 +149,4 @@ left join swept
     on swept.run_id = per_window.run_id
     and swept.at_offset = per_window.end_offset
     and swept.is_point = 1
+{{ goodput_rows_by_run() }}

@@ -96,3 +96,4 @@ select
     deviation_step_seconds,
     deviation_seconds
 from final
+{{ goodput_rows_by_run() }}

@@ -1,4 +1,4 @@
-{{ config(goodput_tested_runs='new_entries') }}
+{{ config(goodput_tested_runs='landed_since_last_build') }}
 {#
   One typed row per landed entry. Renaming and typing only: every key the
   recorder or Orbax's checkpoint logger writes becomes a column (epoch seconds

@@ -49,3 +49,4 @@ counted as (
 )
 
 select * from counted
+{{ goodput_rows_by_run() }}

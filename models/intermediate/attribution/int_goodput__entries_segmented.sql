@@ -50,3 +50,4 @@ segmented as (
 )
 
 select * from segmented
+{{ goodput_rows_by_run() }}

@@ -93,3 +93,4 @@ classified as (
 )
 
 select * from classified
+{{ goodput_rows_by_run() }}

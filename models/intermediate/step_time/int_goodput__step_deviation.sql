@@ -1,4 +1,4 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', goodput_tested_runs='new_entries') }}
 {#
   Ideal step time and step deviation as the library computes them:
   - ideal = var('goodput_ideal_step_seconds') when configured, else the mean of

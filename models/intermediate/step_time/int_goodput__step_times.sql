@@ -1,4 +1,4 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', goodput_tested_runs='new_entries') }}
 {#
   Step times for the ideal step time and step deviation, as the library's
   _get_step_times: consecutive step entries in entry order (across restarts)

@@ -424,3 +424,4 @@ final as (
 )
 
 select * from final
+{{ goodput_rows_by_run() }}

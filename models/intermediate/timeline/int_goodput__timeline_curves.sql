@@ -240,3 +240,4 @@ final as (
 )
 
 select * from final
+{{ goodput_rows_by_run() }}
