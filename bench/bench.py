@@ -296,13 +296,15 @@ def main() -> None:
     print(text)
 
 
-def write_results(path: Path, text: str) -> None:
-    """Replace the table between the bench markers of path (keeping the notes around it), or write it."""
-    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+def write_results(path: Path, text: str, marker: str = "bench") -> None:
+    """Replace the table between the marker's comments in path (keeping the notes around it), or append
+    it with them."""
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     old = path.read_text() if path.exists() else ""
     if start in old and end in old:
-        text = old[:old.index(start) + len(start)] + "\n" + text + old[old.index(end):]
-    path.write_text(text)
+        path.write_text(old[:old.index(start) + len(start)] + "\n" + text + old[old.index(end):])
+    else:
+        path.write_text(old + f"\n{start}\n{text}{end}\n")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import BIN, MODELS_ONLY, ROOT, START, build, machine, measure, warm  # noqa: E402
+from bench import BIN, MODELS_ONLY, ROOT, START, build, machine, measure, warm, write_results  # noqa: E402
 
 from goodput_loader.simulate import RunSpec, fleet, log_entries  # noqa: E402
 
@@ -172,12 +172,7 @@ def main() -> None:
         text = f"Machine: {machine()}; medians of {args.repeats} runs.\n\n{table(rows)}\n"
         print(table(rows[-1:]), file=sys.stderr, flush=True)
         if args.out:
-            start, end = "<!-- hourly:start -->", "<!-- hourly:end -->"
-            old = args.out.read_text() if args.out.exists() else ""
-            if start in old and end in old:
-                args.out.write_text(old[:old.index(start) + len(start)] + "\n" + text + old[old.index(end):])
-            else:
-                args.out.write_text(old + f"\n{start}\n{text}{end}\n")
+            write_results(args.out, text, "hourly")
     print(text)
 
 

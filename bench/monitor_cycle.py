@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import BIN, MODELS_ONLY, ROOT, build, machine, measure, specs, warm  # noqa: E402
+from bench import BIN, MODELS_ONLY, ROOT, build, machine, measure, specs, warm, write_results  # noqa: E402
 
 from goodput_loader.simulate import log_entries  # noqa: E402
 
@@ -141,12 +141,7 @@ def main() -> None:
     rows = run(args.repeats, args.work)
     text = f"Machine: {machine()}; medians of {args.repeats} runs.\n\n{table(rows)}\n"
     if args.out:
-        start, end = "<!-- monitor:start -->", "<!-- monitor:end -->"
-        old = args.out.read_text() if args.out.exists() else ""
-        if start in old and end in old:
-            args.out.write_text(old[:old.index(start) + len(start)] + "\n" + text + old[old.index(end):])
-        else:
-            args.out.write_text(old + f"\n{start}\n{text}{end}\n")
+        write_results(args.out, text, "monitor")
     print(text)
 
 
