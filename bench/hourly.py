@@ -8,9 +8,9 @@ loaded without the running runs' last hour and built from scratch; then that hou
 lands and the warehouse is built again, as the scheduled refresh does. Beside it, a
 warehouse holding only the 3 touched runs is built from scratch on all their entries:
 the work an incremental build cannot avoid. Measured for each: wall time and peak RSS
-(in child processes, medians), rows of untouched runs rewritten (DuckDB's rowid of
-every row of every per-run table, before and after) and the growth of the warehouse
-file. Nothing here asserts a time; the ratios are what to read.
+(in child processes, medians), rows of untouched runs whose DuckDB rowid changed (the
+models never write them; DuckDB moves rows when it compacts a row group it deleted
+from) and the growth of the warehouse file. Nothing here asserts a time; the ratios are what to read.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def run_history(history: int, repeats: int, work: Path) -> dict[str, float | int
 def table(rows: list[dict]) -> str:
     lines = ["| runs of history | entries | full build s (RSS MB) | 1 h of new entries on 3 running runs: "
              "hourly build s (RSS MB) | / full | its data tests s | the 3 runs alone, built from scratch s "
-             "| hourly / alone | rows of untouched runs rewritten | file growth |", "|" + "---|" * 10]
+             "| hourly / alone | untouched rows DuckDB moved (rowid changed: compaction) | file growth |", "|" + "---|" * 10]
     for r in rows:
         lines.append(
             f"| {r['history']} | {r['entries']:,} | {r['full_s']:.1f} ({r['full_rss']:.0f}) | "
