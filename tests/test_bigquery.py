@@ -21,6 +21,7 @@ import duckdb
 import pytest
 from conftest import BIN, ROOT, dbt_build, query, run_cli
 from support.bq_emulator import running_emulator
+from support.rows import first_difference, in_stable_order
 
 from goodput_loader.simulate import RunSpec, fleet, log_entries, write_run
 
@@ -194,8 +195,7 @@ def comparable(rows: list[dict[str, Any]]) -> list[tuple]:
     out = []
     for row in map(normalise, rows):
         out.append(tuple(float(v) if isinstance(v, decimal.Decimal) else v for _, v in sorted(row.items())))
-    return sorted(out, key=lambda r: tuple((0, "") if v is None else (1, round(v, 4)) if isinstance(v, float)
-                                           else (1, str(v)) for v in r))
+    return in_stable_order(out)
 
 
 def assert_same_as_duckdb(client, dataset: str, duck: Path, tables: list[str]) -> None:
@@ -205,15 +205,9 @@ def assert_same_as_duckdb(client, dataset: str, duck: Path, tables: list[str]) -
         ours = comparable(bq_rows(client, f"select * from {dataset}.{table}"))
         names = [c[0] for c in query(duck, f"describe main.{table}")]
         theirs = comparable([dict(zip(names, r)) for r in query(duck, f"select * from main.{table}")])
-        if len(ours) != len(theirs):
-            problems.append(f"{table}: {len(ours)} rows on BigQuery, {len(theirs)} on DuckDB")
-            continue
-        for bq_row, duck_row in zip(ours, theirs):
-            same = all(a == b or (isinstance(a, float) and isinstance(b, float)
-                                  and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)) for a, b in zip(bq_row, duck_row))
-            if not same:
-                problems.append(f"{table}: BigQuery {bq_row} DuckDB {duck_row}")
-                break
+        difference = first_difference(ours, theirs)
+        if difference:
+            problems.append(f"{table} on BigQuery against DuckDB: {difference}")
     assert not problems, "\n".join(problems[:30])
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 import random
 import subprocess
@@ -23,6 +22,8 @@ import duckdb
 import pytest
 from conftest import BIN, ROOT, dbt_build, query, run_cli
 from test_rolling import rows, write_ndjson
+
+from support.rows import first_difference, in_stable_order
 
 from goodput_loader.simulate import RunSpec, fleet, log_entries
 
@@ -42,17 +43,13 @@ def per_run_tables(db: Path) -> list[str]:
 
 def table_rows(db: Path, table: str) -> list[tuple]:
     """A table's rows without bookkeeping columns, in a stable order (floats rounded for sorting only)."""
-    found = [tuple(v for c, v in r.items() if c not in NOT_COMPARED) for r in rows(db, f"select * from {table}")]
-    return sorted(found, key=lambda r: tuple((0, "") if v is None else (1, round(v, 4)) if isinstance(v, float)
-                                             else (1, str(v)) for v in r))
+    return in_stable_order(tuple(v for c, v in r.items() if c not in NOT_COMPARED)
+                           for r in rows(db, f"select * from {table}"))
 
 
 def assert_same_table(got: list[tuple], want: list[tuple], table: str) -> None:
-    assert len(got) == len(want), f"{table}: {len(got)} rows, {len(want)} from scratch"
-    for a, b in zip(got, want):
-        same = all(x == y or (isinstance(x, float) and isinstance(y, float)
-                              and math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-6)) for x, y in zip(a, b))
-        assert same, f"{table}: {a} != {b} (from scratch)"
+    difference = first_difference(got, want)
+    assert difference is None, f"{table} against a build from scratch: {difference}"
 
 
 def at(entry: dict[str, Any]) -> dt.datetime:

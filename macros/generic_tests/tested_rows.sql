@@ -6,7 +6,7 @@
   ones earlier builds wrote and tested, untouched since. So the tests of an
   hourly build cost what its models cost, not a scan of the whole history.
   - a per-run model: the runs it rebuilt (int_goodput__runs_to_rebuild);
-  - the step-time views (config goodput_tested_runs='new_entries'): the runs
+  - the step-time view (config goodput_tested_runs='new_entries'): the runs
     rebuilt for new entries;
   - staging (goodput_tested_runs='landed_since_last_build') and the loader's
     raw table: every entry of the runs with entries landed since the last

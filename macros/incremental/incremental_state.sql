@@ -3,7 +3,8 @@
 
   Every per-run model keeps its rows between builds and recomputes only the
   runs that changed (macros/incremental/rebuilt_runs.sql). Rows computed with
-  other window sizes, another grid, another stall threshold, another source or
+  other window sizes, another grid, another stall threshold, another configured
+  ideal step time, another source or
   another version of the models would sit beside the new ones (mixed grids,
   leftover windows, runs counted two ways) with no error. So every build of such a
   model records its signature in goodput_incremental_state (post-hook), and an
@@ -15,13 +16,14 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(4) }}
+  {{ return(5) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}
   {{ return(tojson({
       'models_version': goodput_models_version(),
       'goodput_source': var('goodput_source', 'loader'),
+      'goodput_ideal_step_seconds': var('goodput_ideal_step_seconds', none),
       'goodput_stall_seconds': var('goodput_stall_seconds', 3600) | int,
       'rolling_grid_seconds': var('rolling_grid_seconds') | int,
       'rolling_windows_seconds': var('rolling_windows_seconds') | map('int') | list,
