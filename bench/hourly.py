@@ -121,14 +121,19 @@ def run_history(history: int, repeats: int, work: Path) -> dict[str, float | int
         snapshot = folder / "untouched-rows.duckdb"
         untouched = snapshot_row_ids(db, snapshot, touched)
         size = db.stat().st_size
+        # the same build with its data tests, on a copy: they read the runs with entries landed since the
+        # last complete build, which a tests-only build run after the models would no longer see as new
+        tested = folder / "fleet-tested.duckdb"
+        shutil.copy(db, tested)
         # dbt's parse for this evaluation time, as a scheduled build (no --as-of: now) always finds it
         warm(db, after)
         hourly = build(db, after, MODELS_ONLY)
         add("hourly_s", hourly.seconds)
         add("hourly_rss", hourly.rss_mb)
         add("growth", db.stat().st_size / size - 1)
-        # the data tests of that build (dbt build runs them after the models; they read the rebuilt runs)
-        add("tests_s", build(db, after, ["--resource-type", "test", "--exclude", "test_type:unit"]).seconds)
+        warm(tested, after)
+        add("with_tests_s", build(tested, after, ["--exclude", "resource_type:unit_test"]).seconds)
+        tested.unlink()
         add("rewritten", rewritten(db, snapshot))
         add("untouched_rows", untouched)
 
@@ -144,12 +149,12 @@ def run_history(history: int, repeats: int, work: Path) -> dict[str, float | int
 
 def table(rows: list[dict]) -> str:
     lines = ["| runs of history | entries | full build s (RSS MB) | 1 h of new entries on 3 running runs: "
-             "hourly build s (RSS MB) | / full | its data tests s | the 3 runs alone, built from scratch s "
+             "hourly build s (RSS MB) | / full | with its data tests s | the 3 runs alone, built from scratch s "
              "| hourly / alone | untouched rows DuckDB moved (rowid changed: compaction) | file growth |", "|" + "---|" * 10]
     for r in rows:
         lines.append(
             f"| {r['history']} | {r['entries']:,} | {r['full_s']:.1f} ({r['full_rss']:.0f}) | "
-            f"{r['hourly_s']:.1f} ({r['hourly_rss']:.0f}) | {r['hourly_s'] / r['full_s']:.0%} | {r['tests_s']:.1f} | "
+            f"{r['hourly_s']:.1f} ({r['hourly_rss']:.0f}) | {r['hourly_s'] / r['full_s']:.0%} | {r['with_tests_s']:.1f} | "
             f"{r['touched_s']:.1f} | {r['hourly_s'] / r['touched_s']:.2f} | "
             f"{r['rewritten']:,.0f} of {r['untouched_rows']:,.0f} | {r['growth']:+.1%} |")
     if len(rows) > 1:

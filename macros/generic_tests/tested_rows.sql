@@ -69,7 +69,7 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if tested.rebuilt_when == 'landed_since_last_build' -%}
-    {{ return(goodput_tested_new_entry_runs(relation, 'run_id')) }}
+    {{ return(goodput_tested_new_entry_runs(relation, 'run_id', 'run_name')) }}
   {%- elif tested.rebuilt_when is none or tested.runs_to_rebuild is none -%}
     {{ return('') }}
   {%- endif -%}
@@ -78,19 +78,20 @@
 {%- endmacro %}
 
 {#- Every row of the runs (by key: run_id or log_name) with entries landed after the watermark. -#}
-{% macro goodput_tested_new_entry_runs(relation, key) -%}
+{% macro goodput_tested_new_entry_runs(relation, key, name_column=none) -%}
   {%- set watermark_us = goodput_build_watermark() -%}
   {%- if watermark_us is none -%}{{ return('') }}{%- endif -%}
   {%- set after_us = watermark_us - (var('goodput_late_arrival_seconds', 0) | int) * 1000000 -%}
   {{ return(goodput_run_key_in(key, "select distinct " ~ key ~ " from " ~ relation ~ " where "
-                                      ~ goodput_loaded_after('loaded_at', after_us))) }}
+                                      ~ goodput_loaded_after('loaded_at', after_us), name_column)) }}
 {%- endmacro %}
 
 {#-
   key is null, or one of the keys keys_sql returns: inlined as a list when there are at most 1,000,
   so DuckDB filters at the scan (a subquery under an `or` would let staging parse every payload first).
+  With name_column, the keys are run ids and their names filter that stored column too.
 -#}
-{% macro goodput_run_key_in(key, keys_sql) -%}
+{% macro goodput_run_key_in(key, keys_sql, name_column=none) -%}
   {%- set found = run_query(keys_sql ~ " limit 1001") -%}
   {%- set keys = found.columns[0].values() | list -%}
   {%- if keys | length > 1000 -%}
@@ -98,5 +99,7 @@
   {%- endif -%}
   {%- set literals = [] -%}
   {%- for value in keys if value is not none -%}{%- do literals.append(goodput_string_literal(value)) -%}{%- endfor -%}
-  {{ return(key ~ " is null" ~ ((" or " ~ key ~ " in (" ~ literals | join(", ") ~ ")") if literals else "")) }}
+  {#- the keys are run ids here when name_column is given: their names also filter the stored column -#}
+  {{ return(goodput_run_names_among(keys, name_column) ~ "(" ~ key ~ " is null"
+            ~ ((" or " ~ goodput_in_list(key, literals)) if literals else "") ~ ")") }}
 {%- endmacro %}

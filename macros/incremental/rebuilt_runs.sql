@@ -57,19 +57,24 @@
   for the current model: true in a full build. The run ids are inlined when
   there are few (DuckDB then filters right at the scan, before a view parses
   any payload), otherwise read from int_goodput__runs_to_rebuild.
+  name_column: a column holding the run name as landed (staging's run_name).
+  run_id is computed (project || '/' || name), so a filter on it alone reads
+  and concatenates every landed row; the run names also filter the stored
+  column, where the scan skips the row groups of other runs (staging over 200
+  runs: 0.6 s -> 0.08 s).
 -#}
-{% macro goodput_run_is_rebuilt(column='run_id') -%}
+{% macro goodput_run_is_rebuilt(column='run_id', name_column=none) -%}
   {#- a unit test gives only the model's inputs, and builds from scratch -#}
   {%- if model.resource_type == 'unit_test' -%}{{ return('true') }}{%- endif -%}
   {%- set runs_to_rebuild = ref('int_goodput__runs_to_rebuild') -%}
   {%- if not goodput_builds_incrementally() -%}
     true
   {%- else -%}
-    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when')) }}
+    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when'), name_column) }}
   {%- endif -%}
 {%- endmacro %}
 
-{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when) -%}
+{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when, name_column=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the runs to rebuild but declares no "
         ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
@@ -85,10 +90,30 @@
   {%- if ids | length == 0 -%}
     false
   {%- elif ids | length <= 1000 -%}
-    {{ column }} in ({% for id in ids %}{{ goodput_string_literal(id) }}{{ ", " if not loop.last }}{% endfor %})
+    {%- set literals = [] -%}
+    {%- for id in ids -%}{%- do literals.append(goodput_string_literal(id)) -%}{%- endfor -%}
+    {{ goodput_run_names_among(ids, name_column) }}{{ goodput_in_list(column, literals) }}
   {%- else -%}
     {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
   {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  "(name_column is null or name_column in (<the runs' names>)) and ", or ''
+  without a name column: a superset of the runs (a name can be in two
+  projects) that the scan can apply to a stored column.
+-#}
+{% macro goodput_run_names_among(run_ids, name_column) -%}
+  {%- if name_column is none -%}{{ return('') }}{%- endif -%}
+  {%- set names = [] -%}
+  {%- for run_id in run_ids if run_id is not none -%}
+    {%- set parts = run_id.split('/', 1) -%}
+    {%- if parts | length < 2 -%}{{ return('') }}{%- endif -%}
+    {%- do names.append(goodput_string_literal(parts[1])) -%}
+  {%- endfor -%}
+  {%- if not names -%}{{ return('') }}{%- endif -%}
+  {{ return('(' ~ name_column ~ ' is null or ' ~ goodput_in_list(name_column, names | unique | list) ~ ') and ') }}
 {%- endmacro %}
 
 

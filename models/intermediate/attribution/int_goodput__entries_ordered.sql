@@ -10,7 +10,7 @@ with
 events as (
 
     select * from {{ ref('stg_goodput__events') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt('run_id', name_column='run_name') }}
 
 ),
 
