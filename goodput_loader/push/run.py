@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from goodput_loader.push.sender import Sender, make_client
-from goodput_loader.push.series import Plan, Point, Target, cumulative_points, interval_points, plan_requests, to_json
+from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points, interval_points,
+                                         plan_requests, to_json)
 from goodput_loader.runs import select_runs, shared_names
 from goodput_loader.warehouses.bigquery import BigQueryMarts
 from goodput_loader.warehouses.duckdb import DuckDBMarts
@@ -38,9 +39,14 @@ class PushRequest:
     allow_failed_build: bool = False
 
 
-def read_points(marts: Marts, request: PushRequest) -> tuple[list[Point], dict[str, list[str]]]:
-    """Every point the marts hold for the selected runs: the cumulative values at each run's end,
-    and interval Goodput/Badput at every complete rolling window and at the run's end.
+def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[list[Point], dict[str, list[str]], int]:
+    """Every point the marts hold for the selected runs that Cloud Monitoring would still accept: the
+    cumulative values at each run's end, and interval Goodput/Badput at every complete rolling window
+    and at the run's end, from max(--since, now - 25 h) on.
+
+    The rolling history older than the API's 25 hours is only counted, in SQL (returned third): read
+    into points, a months-long run's grid is millions of objects (16 GB and minutes for one 3.3M-entry
+    run) for a push that may send none of them.
 
     Series are labelled by run name (workload_id), as the library's monitor labels them, so two
     runs of one name from different projects would write into the same series of the target
@@ -55,20 +61,35 @@ def read_points(marts: Marts, request: PushRequest) -> tuple[list[Point], dict[s
     for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
         breakdown.setdefault(row["run_id"], []).append(row)
     points = [p for run in runs for p in cumulative_points(request.target, run, breakdown.get(run["run_id"], []))]
-    since = "and window_end_at >= {since}" if request.since else ""
-    goodput = marts.rows(f"""
-        select run_name, window_seconds, window_end_at as end_at, goodput_pct from {{t}}fct_goodput_rolling
-        where not is_partial and run_id in {{runs}} {since}
+    oldest = now - MAX_AGE
+    times = {"since": max(request.since, oldest) if request.since else oldest}
+    goodput = marts.rows("""
+        select run_name, window_seconds, window_end_at as end_at, goodput_pct from {t}fct_goodput_rolling
+        where not is_partial and run_id in {runs} and window_end_at >= {since}
         union all
-        select run_name, window_seconds, window_end_at, goodput_pct from {{t}}fct_goodput_rolling_latest
-        where run_id in {{runs}} {since}""", ids, request.since)
-    badput = marts.rows(f"""
+        select run_name, window_seconds, window_end_at, goodput_pct from {t}fct_goodput_rolling_latest
+        where run_id in {runs} and window_end_at >= {since}""", ids, times)
+    badput = marts.rows("""
         select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
-        from {{t}}fct_badput_rolling where not is_partial and run_id in {{runs}} {since}
+        from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}
         union all
         select run_name, window_seconds, window_end_at, gcm_badput_source, exported_to_gcm, badput_pct
-        from {{t}}fct_badput_rolling_latest where run_id in {{runs}} {since}""", ids, request.since)
-    return points + interval_points(request.target, goodput, badput), shared
+        from {t}fct_badput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", ids, times)
+    too_old = 0
+    if not request.since or request.since < oldest:
+        # the points interval_points would have made of the rows before the API's limit (after --since)
+        bounds = {"since": request.since or dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "oldest": oldest}
+        counts = " + ".join(
+            f"""(select count(*) from {{t}}{mart} where {partial} run_id in {{runs}} and {kept}
+                   and window_end_at >= {{since}} and window_end_at < {{oldest}})"""
+            for mart, partial, kept in [
+                ("fct_goodput_rolling", "not is_partial and", "goodput_pct is not null"),
+                ("fct_goodput_rolling_latest", "", "goodput_pct is not null"),
+                ("fct_badput_rolling", "not is_partial and", "exported_to_gcm and badput_pct is not null"),
+                ("fct_badput_rolling_latest", "", "exported_to_gcm and badput_pct is not null")])
+        [counted] = marts.rows(f"select {counts} as too_old", ids, bounds)
+        too_old = int(counted["too_old"])
+    return points + interval_points(request.target, goodput, badput), shared, too_old
 
 
 def run_push(request: PushRequest) -> dict[str, Any]:
@@ -81,8 +102,9 @@ def run_push(request: PushRequest) -> dict[str, Any]:
     try:
         if not request.allow_failed_build:
             refuse_failed_build(marts.failed_nodes(), "push")
-        points, shared = read_points(marts, request)
+        points, shared, too_old = read_points(marts, request, now)
         plan = plan_requests(points, marts.pushed(), now)
+        plan.dropped_too_old += too_old
         summary: dict[str, Any] = _summary(plan)
         summary["not_pushed_shared_names"] = shared
         if request.dry_run:

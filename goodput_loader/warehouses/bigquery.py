@@ -293,15 +293,15 @@ class BigQueryMarts:
         self.state = f"{self.project}.{self.dataset}.push_state"
         self.read_only = read_only
 
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
         from google.api_core import exceptions as gexc
         from google.cloud import bigquery
 
         params: list[Any] = [bigquery.ArrayQueryParameter("runs", "STRING", runs)]
-        if since is not None:
-            params.append(bigquery.ScalarQueryParameter("since", "TIMESTAMP", since))
-        sql = (sql.replace("{runs}", "unnest(@runs)").replace("{since}", "@since")
-               .replace("{t}", f"`{self.project}.{self.dataset}`."))
+        sql = sql.replace("{runs}", "unnest(@runs)").replace("{t}", f"`{self.project}.{self.dataset}`.")
+        for name, value in (times or {}).items():
+            params.append(bigquery.ScalarQueryParameter(name, "TIMESTAMP", value))
+            sql = sql.replace("{%s}" % name, f"@{name}")
         try:
             result = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params)).result()
         except gexc.NotFound as exc:

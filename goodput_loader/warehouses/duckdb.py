@@ -301,11 +301,17 @@ class DuckDBMarts:
         self.con = connect(path, read_only)
         self.read_only = read_only
 
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]:
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
+        times = times or {}
         params: list[Any] = []
-        for token in re.findall(r"\{runs\}|\{since\}", sql):
-            params.append(runs if token == "{runs}" else since.astimezone(dt.timezone.utc).replace(tzinfo=None))
-        sql = sql.replace("{runs}", "(select unnest(?))").replace("{since}", "?").replace("{t}", "main.")
+        for name in re.findall(r"\{(\w+)\}", sql):  # positional parameters, in the order they appear
+            if name == "runs":
+                params.append(runs)
+            elif name in times:
+                params.append(times[name].astimezone(dt.timezone.utc).replace(tzinfo=None))
+        sql = sql.replace("{runs}", "(select unnest(?))").replace("{t}", "main.")
+        for name in times:
+            sql = sql.replace("{%s}" % name, "?")
         return [{k: as_utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
                 for row in fetch_rows(self.con, sql, params)]
 

@@ -53,10 +53,11 @@ def as_utc(value: dt.datetime | None) -> dt.datetime | None:
 
 
 class Marts(Protocol):
-    """Where push reads the marts and keeps its state. Queries name tables as {t}<mart> and take the
-    run list as {runs} and the --since time as {since}."""
+    """Where push reads the marts and keeps its state. Queries name tables as {t}<mart>, take the run
+    list as {runs} and each time of `times` as {<its name>} (query parameters, never spliced text)."""
 
-    def rows(self, sql: str, runs: list[str], since: dt.datetime | None = None) -> list[dict[str, Any]]: ...
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
+        ...
 
     def pushed(self) -> dict[str, dt.datetime]: ...
 

@@ -34,15 +34,38 @@ class ListCloudLogger:
         pass
 
     def read_cloud_logging_entries(self, start_time=None, end_time=None, last_entry_info=None):
-        """All entries, or for an interval query those Cloud Logging's filter would return
-        (start < timestamp <= end, the payload's first *_time key standing for the timestamp)."""
-        entries = list(self.entries)
+        """What the real _CloudLogger returns: all entries, or for an interval query those Cloud
+        Logging's filter would return (start < timestamp <= end, the payload's first *_time key standing
+        for the timestamp); after a previous read (last_entry_info) only the entries written since.
+
+        Like the real one it answers with the last entry's (timestamp, id) (here the id is its position):
+        the calculator's cache asks for "after this entry" on its next poll, so a warm poll reads only the
+        new entries, as the library's monitor does.
+        """
+        first = 0
+        if last_entry_info is not None and last_entry_info[1] is not None:
+            first = int(last_entry_info[1])
+        entries = self.entries[first:]
         if start_time is not None or end_time is not None:
-            low = start_time.timestamp() if start_time is not None else -float("inf")
+            low = start_time.timestamp() if start_time is not None and last_entry_info is None else -float("inf")
             high = end_time.timestamp() if end_time is not None else float("inf")
             entries = [e for e in entries if low < payload_time(e) <= high]
-        last = (dt.datetime.now(dt.timezone.utc), str(len(self.entries))) if entries else (None, None)
-        return entries, last
+        if not entries:
+            return [], (None, None)
+        last = entries[-1]
+        position = first + next(i for i in range(len(self.entries) - first - 1, -1, -1)
+                                if self.entries[first + i] is last) + 1
+        return entries, (dt.datetime.fromtimestamp(payload_time(last), dt.timezone.utc), str(position))
+
+
+def payloads_in_processing_order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The payloads of LogEntries as the library reads them: by (timestamp, insertId), each entry once."""
+    seen, payloads = set(), []
+    for entry in sorted(entries, key=lambda e: (e["timestamp"], e["insertId"])):
+        if (entry["timestamp"], entry["insertId"]) not in seen:
+            seen.add((entry["timestamp"], entry["insertId"]))
+            payloads.append(entry["jsonPayload"])
+    return payloads
 
 
 def payload_time(payload: dict[str, Any]) -> float:
