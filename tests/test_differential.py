@@ -19,7 +19,7 @@ from typing import Any
 from conftest import dbt_build, land_runs, query
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from support.oracle import reference_goodput
+from support.oracle import payloads_in_processing_order, reference_goodput
 from support.scenarios import T0, envelope, record, scenario, utc
 
 from goodput_loader.simulate import RunSpec, fleet, simulate_entries
@@ -39,12 +39,18 @@ def compare_run(ours: dict[str, Any], buckets: dict[tuple, tuple], ref: dict[str
         if ours["is_valid"]:
             problems.append(f"library raised {ref['error']!r} but ours is valid")
         return problems
-    for field in ["goodput_pct", "productive_seconds", "total_elapsed_seconds", "step_time_deviation_seconds"]:
+    for field in ["goodput_pct", "productive_seconds", "total_elapsed_seconds"]:
         if not close(ours[field], ref[field]):
             problems.append(f"{field}: ours {ours[field]!r} ref {ref[field]!r}")
-    ideal = ref["ideal_step_seconds"] or None
-    if not close(ours["ideal_step_seconds"], ideal):
-        problems.append(f"ideal_step_seconds: ours {ours['ideal_step_seconds']!r} ref {ideal!r}")
+    # compute_step_deviation_from_baseline: 0.0 without deviations, as the library exports it
+    if not close(ours["step_time_deviation_seconds"], ref["step_time_deviation_seconds"] or 0.0):
+        problems.append(f"step_time_deviation_seconds: ours {ours['step_time_deviation_seconds']!r} "
+                        f"ref {ref['step_time_deviation_seconds']!r}")
+    if not close(ours["ideal_step_seconds"], ref["ideal_step_seconds"]):
+        problems.append(f"ideal_step_seconds: ours {ours['ideal_step_seconds']!r} ref {ref['ideal_step_seconds']!r}")
+    if (ours["mean_step_deviation_seconds"] is None) != (ref["step_time_deviation_seconds"] is None):
+        problems.append(f"step deviations: ours {ours['mean_step_deviation_seconds']!r}, "
+                        f"the library {'has none' if ref['step_time_deviation_seconds'] is None else 'has some'}")
     for field in ["max_productive_step", "last_recorded_step", "disruptions"]:
         if ours[field] != ref[field]:
             problems.append(f"{field}: ours {ours[field]!r} ref {ref[field]!r}")
@@ -58,9 +64,13 @@ def compare_run(ours: dict[str, Any], buckets: dict[tuple, tuple], ref: dict[str
             expected[(badput_type.name, None)] = (value, pct)
     for key in set(expected) | set(buckets):
         want = expected.get(key, (0.0, 0.0))
-        got = buckets.get(key, (0.0, 0.0))
+        got = buckets.get(key, (0.0, 0.0, False))
         if not (close(got[0], want[0]) and close(got[1], want[1])):
-            problems.append(f"{key}: ours {got} ref {want}")
+            problems.append(f"{key}: ours {got[:2]} ref {want}")
+        # the keys of its breakdown, a key at 0.0 included, are the series its monitor writes
+        if got[2] != (key in expected):
+            problems.append(f"{key}: is_in_library_breakdown {got[2]}, the library's breakdown "
+                            f"{'holds' if key in expected else 'lacks'} it")
     return problems
 
 
@@ -71,19 +81,14 @@ def check_against_library(tmp_path: Path, runs: dict[str, list[dict[str, Any]]],
     columns = [c[0] for c in query(db, "describe fct_goodput_cumulative")]
     ours = {row["run_name"]: row for row in (dict(zip(columns, r)) for r in query(db, "select * from fct_goodput_cumulative"))}
     buckets: dict[str, dict[tuple, tuple]] = {}
-    for run, badput_type, sub, seconds, pct in query(
-        db, "select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct from fct_badput_breakdown"
+    for run, badput_type, sub, seconds, pct, in_library in query(
+        db, "select run_name, badput_type, custom_badput_event_type, badput_seconds, badput_pct, "
+            "is_in_library_breakdown from fct_badput_breakdown"
     ):
-        buckets.setdefault(run, {})[(badput_type, sub)] = (seconds, pct)
+        buckets.setdefault(run, {})[(badput_type, sub)] = (seconds, pct, in_library)
     failures = {}
     for name, entries in runs.items():
-        ordered = sorted(entries, key=lambda e: (e["timestamp"], e["insertId"]))
-        seen, payloads = set(), []
-        for e in ordered:
-            if (e["timestamp"], e["insertId"]) not in seen:
-                seen.add((e["timestamp"], e["insertId"]))
-                payloads.append(e["jsonPayload"])
-        ref = reference_goodput(name, payloads, as_of, tmp_path / f"cache-{name}")
+        ref = reference_goodput(name, payloads_in_processing_order(entries), as_of, tmp_path / f"cache-{name}")
         if name not in ours:
             failures[name] = ["missing from fct_goodput_cumulative"]
             continue

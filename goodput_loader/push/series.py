@@ -12,12 +12,13 @@ _upload_interval_goodput_metrics_to_gcm), so its dashboard and alerts read our s
 | max_productive_steps | int64 | accelerator_type |
 | step_time_deviation | double, seconds | accelerator_type |
 | total_elapsed_time | double, seconds | accelerator_type, window_type=cumulative |
-| performance | double, ideal step seconds | (none) |
+| performance | double, ideal step seconds; then the mean step deviation, 5 s later | (none) |
 | interval_goodput | double, % | goodput_source=TOTAL, accelerator_type, rolling_window_size |
 | interval_badput | double, % | badput_source, accelerator_type, rolling_window_size |
 
 Buckets the Badput catalogue marks exported_to_gcm = false (DATA_LOADING_ASYNC, the library's
-ACTIVITY_EXCLUSION_LIST) are never written: the marts carry the flag. The monitored
+ACTIVITY_EXCLUSION_LIST) are never written, nor a bucket the library's breakdown would not hold for
+that run (fct_badput_breakdown.is_in_library_breakdown): the marts carry both flags. The monitored
 resource is compute.googleapis.com/Workload {location, workload_id=<run>, replica_id}; the
 accelerator_type and cluster_name labels go on every metric but performance, as the library puts
 them, when they are given.
@@ -100,10 +101,11 @@ def _series(target: Target, run: str, metric: str, value_type: str, labels: dict
 
 
 def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict[str, Any]]) -> list[Point]:
-    """The monitor's cumulative upload for one run (a row of fct_goodput_cumulative and its
-    fct_badput_breakdown rows), as one point at the run's end (job end, or evaluation time)."""
+    """The monitor's cumulative and step-deviation uploads for one run (a row of fct_goodput_cumulative
+    and its fct_badput_breakdown rows), as points at the run's end (job end, or evaluation time)."""
     name = run["run_name"]
     at = run["last_job_end_at"] or run["evaluated_at"]
+    performance = _series(target, name, "performance", "double_value", {}, with_accelerator=False)
     points = [
         Point(_series(target, name, "goodput_time", "double_value", {"goodput_source": "TOTAL"}), at,
               float(run["productive_seconds"])),
@@ -113,14 +115,17 @@ def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict
               int(run["max_productive_step"])),
         Point(_series(target, name, "total_elapsed_time", "double_value", {"window_type": "cumulative"}), at,
               float(run["total_elapsed_seconds"])),
-        Point(_series(target, name, "performance", "double_value", {}, with_accelerator=False), at,
-              float(run["ideal_step_seconds"] or 0.0)),
+        Point(performance, at, float(run["ideal_step_seconds"])),
     ]
-    if run["step_time_deviation_seconds"] is not None:
+    if run["mean_step_deviation_seconds"] is not None:
+        # what its step-deviation worker sends when it has deviations: the exported figure, and the mean
+        # deviation as a second point of performance (5 s later: one series takes a point per 5 s)
         points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
                             float(run["step_time_deviation_seconds"])))
+        points.append(Point(performance, at + MIN_SPACING, float(run["mean_step_deviation_seconds"])))
     for row in badput:
-        if not row["exported_to_gcm"]:
+        # a series per key of the library's breakdown: none for a bucket its computation never created
+        if not (row["exported_to_gcm"] and row["is_in_library_breakdown"]):
             continue
         points.append(Point(_series(target, name, "badput_time", "double_value",
                                     {"badput_source": row["gcm_badput_source"]}), at, float(row["badput_seconds"])))

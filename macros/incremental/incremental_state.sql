@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(5) }}
+  {{ return(6) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

@@ -41,6 +41,7 @@ final as (
         buckets.badput_type_id,
         buckets.counts_against_goodput,
         buckets.exported_to_gcm,
+        buckets.is_in_library_breakdown,
         buckets.gcm_badput_source
     from buckets
     inner join runs
@@ -61,5 +62,6 @@ select
     badput_type_id,
     counts_against_goodput,
     exported_to_gcm,
+    is_in_library_breakdown,
     gcm_badput_source
 from final

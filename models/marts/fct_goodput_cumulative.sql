@@ -32,7 +32,8 @@ deviation as (
     select
         run_id,
         max(ideal_step_seconds) as ideal_step_seconds,
-        max(step_time_deviation_seconds) as step_time_deviation_seconds
+        max(step_time_deviation_seconds) as step_time_deviation_seconds,
+        max(mean_deviation_seconds) as mean_step_deviation_seconds
     from {{ ref('int_goodput__step_deviation') }}
     where {{ goodput_run_is_rebuilt() }}
     group by run_id
@@ -87,8 +88,10 @@ final as (
         validity.max_productive_step,
         validity.last_recorded_step,
         validity.disruptions,
-        deviation.ideal_step_seconds,
-        deviation.step_time_deviation_seconds,
+        -- the library reports 0.0 where it has no step deviations (no step, or none of >= 1 s)
+        coalesce(deviation.ideal_step_seconds, 0.0) as ideal_step_seconds,
+        coalesce(deviation.step_time_deviation_seconds, 0.0) as step_time_deviation_seconds,
+        deviation.mean_step_deviation_seconds,
         validity.invalid_reason is null as is_valid,
         validity.invalid_reason,
         coalesce(badput.has_sanitized_badput, false) as has_sanitized_badput,
@@ -123,6 +126,7 @@ select
     disruptions,
     ideal_step_seconds,
     step_time_deviation_seconds,
+    mean_step_deviation_seconds,
     is_valid,
     invalid_reason,
     has_sanitized_badput,

@@ -9,7 +9,9 @@
   - the exported figure (compute_step_deviation_from_baseline, cumulative):
     fewer than 100 steps: mean deviation; fewer than 1,100: 90th percentile of
     the last 100; else that minus the median of the 1,000 before them, "last"
-    meaning in the order the steps were first timed.
+    meaning in the order the steps were first timed;
+  - the mean deviation, which the monitor's step-deviation worker writes to the
+    performance metric (beside the ideal step time of its cumulative upload).
   A table, incremental by run: its percentiles are windows over a whole run, so
   a filter on the run cannot reach under them, and as a view every read by the
   marts computed every run's deviation (0.5 s of each hourly build at 50 runs,
@@ -120,6 +122,7 @@ select
     ideal_step_seconds,
     deviation_seconds,
     timed_steps,
+    mean_deviation_seconds,
     case
         when timed_steps < 100 then mean_deviation_seconds
         when timed_steps < 1100 then recent_p90_deviation_seconds
