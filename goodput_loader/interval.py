@@ -57,6 +57,12 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
     measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
     first = rows[0]
     productive = measures[("PRODUCTIVE", None)]
+    if first["invalid_reason"]:
+        # the library raises ValueError for such a run, over any interval: no number is better than a wrong one
+        raise LoaderError(f"run {run_ids[0]} has no valid Goodput: {first['invalid_reason']}")
+    if productive["pct"] is None:
+        raise LoaderError(f"no Goodput for run {run_ids[0]} between {_iso(start)} and {_iso(end)}: its productive "
+                          f"time there ({productive['seconds']} s) is outside [0, {first['elapsed_seconds']}] s")
     return {
         "run_id": run_ids[0],
         "requested_start": _iso(start),

@@ -145,3 +145,27 @@ def test_unknown_run_or_interval_outside_the_job_is_an_error(warehouse):
                                 "--start", utc(T + 60).isoformat(), "--end", utc(T).isoformat()],
                                capture_output=True, text=True, timeout=300)
     assert backwards.returncode == 1 and "is not after --start" in backwards.stderr
+
+
+def test_a_run_restarted_after_its_job_end_has_no_interval_goodput(tmp_path):
+    """The library raises for it (productive time outside [0, total]); its located attribution gives windows
+    with negative productive time (-300 % once): `interval` exits 1 with the reason, the rolling marts hold
+    no Goodput outside [0, 100] %."""
+    name = "ended-then-restarted"
+    ops = ([("job_start", T)] + [("step", T + 10 + 3 * i, i) for i in range(6)] + [("job_end", T + 30)]
+           + [("job_start", T + 100)] + [("step", T + 120 + 3 * i, i) for i in range(3, 30)])
+    entries = [dict(e, logName=log_name_for(PROJECT, name)) for e in timed_envelope(record(name, ops))]
+    db = land_runs(tmp_path, {name: entries})
+    dbt_build(db, utc(T + 400))
+    [(valid, reason)] = query(db, "select is_valid, invalid_reason from fct_goodput_cumulative")
+    assert not valid and reason == "productive time outside [0, total]"
+    result = subprocess.run([str(BIN / "goodput-loader"), "interval", "--duckdb", str(db), "--run", name,
+                             "--start", utc(T).isoformat(), "--end", utc(T + 250).isoformat()],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and f"has no valid Goodput: {reason}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    for mart in ("fct_goodput_rolling", "fct_goodput_rolling_latest"):
+        [(windows, out_of_range, nulls)] = query(db, f"""
+            select count(*), count(*) filter (where goodput_pct < 0 or goodput_pct > 100),
+                   count(*) filter (where goodput_pct is null and elapsed_seconds > 0) from {mart}""")
+        assert windows > 0 and out_of_range == 0 and nulls > 0, (mart, windows, out_of_range, nulls)

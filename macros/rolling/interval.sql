@@ -24,13 +24,13 @@ requested as (
         run_id,
         {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
         {{ goodput_iso_to_epoch(end_at) }} as end_epoch
-    from {{ ref('int_goodput__run_totals') }}
+    from {{ ref('fct_goodput_cumulative') }}
     -- a run_id names that run alone; otherwise every run of that name
     where run_id = {{ goodput_string_literal(run) }}
         or (
             run_name = {{ goodput_string_literal(run) }}
             and not exists (
-                select 1 from {{ ref('int_goodput__run_totals') }} where run_id = {{ goodput_string_literal(run) }}
+                select 1 from {{ ref('fct_goodput_cumulative') }} where run_id = {{ goodput_string_literal(run) }}
             )
         )
 
@@ -144,7 +144,9 @@ measures as (
 )
 
 select
-    run_id,
+    measures.run_id,
+    -- why the library raises for this run (`goodput-loader interval` refuses it then), else null
+    runs.invalid_reason,
     window_start_at as counted_from_at,
     counted_until_at,
     elapsed_seconds,
@@ -155,5 +157,7 @@ select
     seconds,
     pct
 from measures
+inner join {{ ref('fct_goodput_cumulative') }} as runs
+    on runs.run_id = measures.run_id
 
 {%- endmacro %}

@@ -27,8 +27,13 @@
         window_values.elapsed_origin_epoch + window_values.end_offset < window_values.window_end_epoch as is_partial,
         sum(case when window_values.measure = 'PRODUCTIVE' then window_values.window_amount else 0 end)
             as productive_seconds,
+        -- no Goodput where the window's productive time is outside [0, elapsed] (1 us of rounding
+        -- allowed): the located attribution of a run the library raises on (a restart after a job
+        -- end) gives such windows, and a negative or > 100 % Goodput must never be shown
         case
             when window_values.end_offset > window_values.start_offset
+                and sum(case when window_values.measure = 'PRODUCTIVE' then window_values.window_amount else 0 end)
+                    between -1e-6 and window_values.end_offset - window_values.start_offset + 1e-6
                 then sum(case when window_values.measure = 'PRODUCTIVE' then window_values.window_amount else 0 end)
                     / (window_values.end_offset - window_values.start_offset) * 100
         end as goodput_pct,
