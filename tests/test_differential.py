@@ -20,7 +20,7 @@ from conftest import dbt_build, land_runs, query
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from support.oracle import payloads_in_processing_order, reference_goodput
-from support.scenarios import T0, envelope, record, scenario, utc
+from support.scenarios import envelope, random_runs, utc
 
 from goodput_loader.simulate import RunSpec, fleet, simulate_entries
 
@@ -104,13 +104,7 @@ def check_against_library(tmp_path: Path, runs: dict[str, list[dict[str, Any]]],
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=80, max_size=80))
 def test_random_scenarios_match_the_library(tmp_path_factory, seeds):
     tmp_path = tmp_path_factory.mktemp("diff")
-    runs = {}
-    end = T0
-    for i, seed in enumerate(seeds):
-        sc = scenario(seed)
-        name = f"rand-{i:03d}"
-        runs[name] = envelope(name, record(name, sc["ops"]), sc["ties"])
-        end = max(end, sc["end"])
+    runs, end = random_runs(seeds)
     check_against_library(tmp_path, runs, utc(end + 100))
 
 

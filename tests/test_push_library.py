@@ -25,7 +25,7 @@ from ml_goodput_measurement.src import gcp_metrics, goodput_utils, monitoring
 from ml_goodput_measurement.src import goodput as lib_goodput
 from support.fake_monitoring import FakeMonitoring
 from support.oracle import ListCloudLogger, frozen_library_clock, payloads_in_processing_order
-from support.scenarios import T0, envelope, record, scenario, utc
+from support.scenarios import T0, envelope, random_runs, record, utc
 
 from goodput_loader.push.run import PushRequest, run_push
 from goodput_loader.push.series import Target
@@ -131,12 +131,7 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=60, max_size=60))
 def test_push_writes_the_series_the_library_s_monitor_writes(tmp_path_factory, seeds):
     tmp_path = tmp_path_factory.mktemp("push-library")
-    runs, end = {}, T0 + 200
+    runs, end = random_runs(seeds)
     for name, ops in FIXED.items():
         runs[name] = envelope(name, record(name, ops), [False] * len(ops))
-    for i, seed in enumerate(seeds):
-        sc = scenario(seed)
-        name = f"rand-{i:03d}"
-        runs[name] = envelope(name, record(name, sc["ops"]), sc["ties"])
-        end = max(end, sc["end"])
-    check_push_against_the_monitor(tmp_path, runs, utc(end + 100))
+    check_push_against_the_monitor(tmp_path, runs, utc(max(end, T0 + 200) + 100))

@@ -23,7 +23,7 @@ import numpy as np
 from conftest import dbt_build, land_runs, query, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from support.scenarios import envelope, record, scenario, utc
+from support.scenarios import envelope, random_runs, utc
 
 from goodput_loader.simulate import RunSpec, fleet, simulate_entries
 
@@ -233,11 +233,7 @@ def brute_force_windows(db: Path, sample: int, seed: int) -> None:
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=40, max_size=40))
 def test_rolling_properties_on_random_runs(tmp_path_factory, seeds):
     tmp_path = tmp_path_factory.mktemp("rolling")
-    runs, end = {}, 0.0
-    for i, seed in enumerate(seeds):
-        sc = scenario(seed)
-        runs[f"rand-{i:03d}"] = envelope(f"rand-{i:03d}", record(f"rand-{i:03d}", sc["ops"]), sc["ties"])
-        end = max(end, sc["end"])
+    runs, end = random_runs(seeds)
     db = land_runs(tmp_path, runs)
     dbt_build(db, utc(end + 100), *rolling_vars(), "--", "--exclude", "test_type:data")
     counts = check_rolling_properties(db, GRID, WINDOWS)

@@ -22,6 +22,8 @@ requested as (
 
     select
         run_id,
+        -- why the library raises for this run (`goodput-loader interval` refuses it then), else null
+        invalid_reason,
         {{ goodput_iso_to_epoch(start_at) }} as start_epoch,
         {{ goodput_iso_to_epoch(end_at) }} as end_epoch
     from {{ ref('fct_goodput_cumulative') }}
@@ -145,8 +147,7 @@ measures as (
 
 select
     measures.run_id,
-    -- why the library raises for this run (`goodput-loader interval` refuses it then), else null
-    runs.invalid_reason,
+    requested.invalid_reason,
     window_start_at as counted_from_at,
     counted_until_at,
     elapsed_seconds,
@@ -157,7 +158,7 @@ select
     seconds,
     pct
 from measures
-inner join {{ ref('fct_goodput_cumulative') }} as runs
-    on runs.run_id = measures.run_id
+inner join requested
+    on requested.run_id = measures.run_id
 
 {%- endmacro %}

@@ -98,6 +98,17 @@ def scenario(seed: int) -> dict[str, Any]:
     return {"ops": ops, "ties": ties, "end": t}
 
 
+def random_runs(seeds: list[int]) -> tuple[dict[str, list[dict[str, Any]]], float]:
+    """One recorded run per seed (rand-000, rand-001, ...) as LogEntries, and the latest time any of them reaches."""
+    runs, end = {}, T0
+    for i, seed in enumerate(seeds):
+        sc = scenario(seed)
+        name = f"rand-{i:03d}"
+        runs[name] = envelope(name, record(name, sc["ops"]), sc["ties"])
+        end = max(end, sc["end"])
+    return runs, end
+
+
 def record(name: str, ops: list[tuple]) -> list[dict[str, Any]]:
     """Replay ops through the real GoodputRecorder; Orbax records go straight into its log."""
     logger = ListCloudLogger(name)
