@@ -399,14 +399,22 @@ def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_
               help="The run: its name, or PROJECT/RUN when the name is used in several projects.")
 @click.option("--start", required=True, help="Interval start (ISO 8601; UTC when no offset).")
 @click.option("--end", required=True, help="Interval end (ISO 8601, or 'now').")
+@click.option("--semantics", type=click.Choice(["library", "additive"]), default="library", show_default=True,
+              help="library: what the library's get_job_goodput_interval returns (its computation rerun over "
+                   "the window's entries; exit 1 where it raises). additive: the run's cumulative attribution "
+                   "located in time (intervals that partition a run add up to it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @project_dir_option
-def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: bool, project_dir: str | None) -> None:
-    """Goodput and Badput of one run between --start and --end, from the built marts.
+def interval(duckdb_path: str, run_name: str, start: str, end: str, semantics: str, as_json: bool,
+             project_dir: str | None) -> None:
+    """Goodput and Badput of one run between --start and --end.
 
-    The interval is cut at the job start and at the job end (or the build's
-    evaluation time). Amounts are the cumulative attribution located in time,
-    so intervals that partition a job add up to its cumulative Goodput.
+    By default the numbers the library (and its monitor's rolling windows) give
+    for that window, computed in SQL over the landed entries: a few seconds.
+    With --semantics additive, the interval is looked up in the built marts:
+    cut at the job start and at the job end (or the build's evaluation time),
+    amounts located in time, so intervals that partition a job add up to its
+    cumulative Goodput. docs/semantics.md has a worked example of each.
 
     \b
     Example:
@@ -418,7 +426,8 @@ def interval(duckdb_path: str, run_name: str, start: str, end: str, as_json: boo
     start_time = _parse_time(start, "--start")
     end_time = _parse_time(end, "--end")
     assert start_time is not None and end_time is not None
-    data = _run(interval_goodput, duckdb_path, run_name, start_time, end_time, project_dir=project_dir)
+    data = _run(interval_goodput, duckdb_path, run_name, start_time, end_time, project_dir=project_dir,
+                semantics=semantics)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
     else:
@@ -478,12 +487,17 @@ push_options = push_target_options()
               help="Monitoring API endpoint (host:port of a local server for tests; plain gRPC, no credentials).")
 @click.option("--max-retries", type=click.IntRange(0), default=5, show_default=True,
               help="Retries of UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED and of rejected series.")
+@click.option("--interval-semantics", type=click.Choice(["library", "additive"]), default=None,
+              help="Interval Goodput/Badput of each run's live window (the one ending at its end or the build's "
+                   "evaluation time): library, as the library's rolling-window monitor computes it (default on "
+                   "DuckDB), or additive, as the rolling marts hold it (default, and the only one, on BigQuery). "
+                   "Complete windows of the history are always additive.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Push even though the last dbt build of some model or test failed.")
 def push(duckdb_path: str, since: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
-         dry_run: bool, endpoint: str | None, max_retries: int, as_json: bool, allow_failed_build: bool,
-         **options: Any) -> None:
+         dry_run: bool, endpoint: str | None, max_retries: int, interval_semantics: str | None, as_json: bool,
+         allow_failed_build: bool, **options: Any) -> None:
     """Send the marts to Cloud Monitoring under the library's metric types and labels.
 
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
@@ -508,7 +522,7 @@ def push(duckdb_path: str, since: str | None, bigquery_dataset: str | None, bigq
         duckdb_path=duckdb_path, target=push_target(target), runs=list(target["runs"]),
         since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint, max_retries=max_retries,
         bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
-        allow_failed_build=allow_failed_build,
+        allow_failed_build=allow_failed_build, interval_semantics=interval_semantics,
     )
     summary = _run(run_push, request)
     if as_json or dry_run:

@@ -78,7 +78,10 @@ def run_dbt(
         cli_args += ["--vars", json.dumps(all_vars)]
     if quiet:
         cli_args = ["--quiet", *cli_args]
-    result = dbtRunner().invoke(cli_args)
+    try:
+        result = dbtRunner().invoke(cli_args)
+    finally:
+        release_duckdb()
     if result.success:
         return
     failures = []
@@ -88,3 +91,18 @@ def run_dbt(
             failures.append(f"{node_result.node.name}: {status}: {node_result.message}")
     detail = "; ".join(failures[:5]) or (str(result.exception) if result.exception else "see dbt's output above")
     raise LoaderError(f"dbt {' '.join(args)} failed: {detail}")
+
+
+def release_duckdb() -> None:
+    """Close the DuckDB instance dbt-duckdb keeps open for the life of the process after a dbt command.
+
+    Holding it keeps the warehouse file locked: the process that just built could then not hand the
+    warehouse to another one (push's window build runs in a child process) nor reopen it itself."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:  # the duckdb adapter is not installed: nothing is held
+        return
+    with DuckDBConnectionManager._LOCK:
+        if DuckDBConnectionManager._ENV is not None:
+            DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None

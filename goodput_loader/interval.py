@@ -1,9 +1,11 @@
 """Goodput of one run over an arbitrary interval: `goodput-loader interval`.
 
-The numbers come from the dbt macro `goodput_interval` (macros/rolling/interval.sql)
-run through `dbt show`, so the command line and SQL users share one definition
-over the built curves (int_goodput__timeline_curves) instead of a second
-implementation in Python.
+Two semantics (docs/semantics.md, "Interval Goodput"):
+- library (default): what GoodputCalculator.get_job_goodput_interval returns for the window, its whole
+  computation rerun over the window's entries (goodput_loader/library_windows.py);
+- additive: the cumulative attribution located in time, from the dbt macro `goodput_interval`
+  (macros/rolling/interval.sql) over the built curves, so intervals that partition a job add up to it.
+Both are SQL run through dbt, one definition for the command line and for SQL users.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any
 
 from goodput_loader.dbt import project_args
 from goodput_loader.errors import LoaderError
+from goodput_loader.library_windows import Window, library_window_rows
+from goodput_loader.library_windows import iso as _iso
 
-
-def _iso(value: dt.datetime) -> str:
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+SEMANTICS = ("library", "additive")
 
 
 def _plain(value: Any) -> Any:
@@ -26,13 +28,59 @@ def _plain(value: Any) -> Any:
 
 
 def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
-                     project_dir: str | None = None) -> dict[str, Any]:
+                     project_dir: str | None = None, semantics: str = "library") -> dict[str, Any]:
     """Productive time, Badput per bucket and disruptions of `run` (a run name, or PROJECT/RUN
-    when the name is used in several projects) inside [start, end]."""
-    from dbt.cli.main import dbtRunner
-
+    when the name is used in several projects) inside [start, end], with either semantics."""
     if end <= start:
         raise LoaderError(f"--end {_iso(end)} is not after --start {_iso(start)}")
+    if semantics == "library":
+        return library_interval(duckdb_path, run, start, end, project_dir)
+    if semantics != "additive":
+        raise LoaderError(f"semantics {semantics!r}: expected one of {', '.join(SEMANTICS)}")
+    return additive_interval(duckdb_path, run, start, end, project_dir)
+
+
+def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
+                     project_dir: str | None = None) -> dict[str, Any]:
+    """What get_job_goodput_interval(start, end) returns for the run; LoaderError where it raises."""
+    rows = library_window_rows(duckdb_path, [Window(run, start, end)], project_dir)
+    run_ids = sorted({r["run_id"] for r in rows if r["run_id"]})
+    if len(run_ids) > 1:
+        raise LoaderError(f"run name {run!r} is used in several projects ({', '.join(run_ids)}): "
+                          "name one as --run PROJECT/RUN")
+    first = rows[0]
+    if first["invalid_reason"]:
+        # the library raises ValueError here (its monitor sends nothing for the window)
+        raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the library "
+                          f"raises \"{first['invalid_reason']}\"")
+    measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
+    productive = measures[("PRODUCTIVE", None)]
+    return {
+        "run_id": run_ids[0],
+        "semantics": "library",
+        "requested_start": _iso(start),
+        "requested_end": _iso(end),
+        "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),
+        "counted_until": _iso(first["counted_until_at"].replace(tzinfo=dt.timezone.utc)),
+        "elapsed_seconds": first["elapsed_seconds"],
+        "productive_seconds": productive["seconds"],
+        "goodput_pct": productive["pct"],
+        "max_productive_step": int(first["max_productive_step"]),
+        "disruptions": int(round(measures[("DISRUPTIONS", None)]["seconds"])),
+        "badput": [
+            {"badput_type": r["measure"], "custom_badput_event_type": r["custom_badput_event_type"],
+             "badput_type_id": r["badput_type_id"], "counts_against_goodput": r["counts_against_goodput"],
+             "badput_seconds": r["seconds"], "badput_pct": r["pct"]}
+            for r in rows if r["measure"] not in ("PRODUCTIVE", "DISRUPTIONS")
+        ],
+    }
+
+
+def additive_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
+                      project_dir: str | None = None) -> dict[str, Any]:
+    """The run's located attribution inside [start, end] (macro goodput_interval over the built marts)."""
+    from dbt.cli.main import dbtRunner
+
     if not Path(duckdb_path).exists():
         raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
     inline = "{{ goodput_interval(%r, %r, %r) }}" % (run, _iso(start), _iso(end))
@@ -65,6 +113,7 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
                           f"time there ({productive['seconds']} s) is outside [0, {first['elapsed_seconds']}] s")
     return {
         "run_id": run_ids[0],
+        "semantics": "additive",
         "requested_start": _iso(start),
         "requested_end": _iso(end),
         "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),

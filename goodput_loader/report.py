@@ -165,7 +165,7 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
     console.print(f"{escape(data['run_id'])}: {data['counted_from']} .. {data['counted_until']}  "
                   f"elapsed {_fmt_seconds(data['elapsed_seconds'])}  productive "
                   f"{_fmt_seconds(data['productive_seconds'])}  goodput {goodput}  "
-                  f"disruptions {data['disruptions']}")
+                  f"disruptions {data['disruptions']}  ({data['semantics']} semantics)")
     table = Table(header_style="bold")
     for column in ["badput", "seconds", "% of elapsed"]:
         table.add_column(column, justify="left" if column == "badput" else "right")

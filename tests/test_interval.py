@@ -63,7 +63,7 @@ def warehouse(tmp_path_factory) -> tuple[Path, list[dict[str, Any]], dict[str, f
 
 def ours(db: Path, start: float, end: float) -> dict[str, Any]:
     out = cli_subprocess("interval", "--duckdb", db, "--run", NAME, "--start", utc(start).isoformat(),
-                         "--end", utc(end).isoformat(), "--json")
+                         "--end", utc(end).isoformat(), "--json", "--semantics", "additive")
     data = json.loads(out.stdout)
     data["badput_seconds"] = {(b["badput_type"], b["custom_badput_event_type"]): b["badput_seconds"]
                               for b in data["badput"]}
@@ -160,12 +160,51 @@ def test_a_run_restarted_after_its_job_end_has_no_interval_goodput(tmp_path):
     [(valid, reason)] = query(db, "select is_valid, invalid_reason from fct_goodput_cumulative")
     assert not valid and reason == "productive time outside [0, total]"
     result = subprocess.run([str(BIN / "goodput-loader"), "interval", "--duckdb", str(db), "--run", name,
-                             "--start", utc(T).isoformat(), "--end", utc(T + 250).isoformat()],
-                            capture_output=True, text=True, timeout=300)
+                             "--start", utc(T).isoformat(), "--end", utc(T + 250).isoformat(),
+                             "--semantics", "additive"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 1 and f"has no valid Goodput: {reason}" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+    # the library raises on that window too, and the default semantics says so with its reason ...
+    with pytest.raises(ValueError, match="Productive training time is invalid"):
+        reference_interval(name, record(name, ops), utc(T), utc(T + 250), tmp_path / "lib")
+    refused = cli_subprocess("interval", "--duckdb", db, "--run", name, "--start", utc(T).isoformat(),
+                             "--end", utc(T + 250).isoformat(), expect=1)
+    assert 'the library raises "Productive training time is invalid' in refused.stderr, refused.stderr
+    # ... but computes the second attempt alone, as its monitor's windows did once it restarted
+    window = json.loads(cli_subprocess("interval", "--duckdb", db, "--run", name, "--start", utc(T + 90).isoformat(),
+                                       "--end", utc(T + 250).isoformat(), "--json").stdout)
+    lib = reference_interval(name, record(name, ops), utc(T + 90), utc(T + 250), tmp_path / "lib2")
+    assert window["semantics"] == "library" and window["goodput_pct"] == approx(lib["goodput_pct"])
+    assert lib["goodput_pct"] > 0
     for mart in ("fct_goodput_rolling", "fct_goodput_rolling_latest"):
         [(windows, out_of_range, nulls)] = query(db, f"""
             select count(*), count(*) filter (where goodput_pct < 0 or goodput_pct > 100),
                    count(*) filter (where goodput_pct is null and elapsed_seconds > 0) from {mart}""")
         assert windows > 0 and out_of_range == 0 and nulls > 0, (mart, windows, out_of_range, nulls)
+
+
+def test_library_semantics_is_the_default_and_equals_the_library(warehouse, tmp_path):
+    """`interval` without --semantics gives get_job_goodput_interval's numbers. The README's worked example:
+    the 600 s window opening 0.5 s before the slow step 100 reads 400 / 408 = 98.04 % (that step is program
+    startup for the library), 100 % with --semantics additive."""
+    db, payloads, times = warehouse
+    start, end = times["step100"] - 0.5, times["step100"] + 599.5
+    out = json.loads(cli_subprocess("interval", "--duckdb", db, "--run", NAME, "--start", utc(start).isoformat(),
+                                    "--end", utc(end).isoformat(), "--json").stdout)
+    lib = library(payloads, start, end, tmp_path)
+    assert out["semantics"] == "library"
+    assert out["goodput_pct"] == approx(lib["goodput_pct"]) and out["elapsed_seconds"] == approx(lib["elapsed_seconds"])
+    assert out["max_productive_step"] == lib["max_productive_step"]
+    seconds = {(b["badput_type"], b["custom_badput_event_type"]): b["badput_seconds"] for b in out["badput"]}
+    assert set(seconds) == set(lib["badput_seconds"])
+    for key, value in lib["badput_seconds"].items():
+        assert seconds[key] == approx(value), key
+    assert out["goodput_pct"] == approx(400 / 408 * 100)
+    additive = ours(db, start, end)
+    assert additive["semantics"] == "additive" and additive["goodput_pct"] == approx(100.0)
+    # a window with no entry: the library raises, so does interval (exit 1, its reason, no traceback)
+    empty = subprocess.run([str(BIN / "goodput-loader"), "interval", "--duckdb", str(db), "--run", NAME,
+                            "--start", utc(T - 7200).isoformat(), "--end", utc(T - 3600).isoformat()],
+                           capture_output=True, text=True, timeout=300)
+    assert empty.returncode == 1 and "No log entries found within the interval window" in empty.stderr
+    assert "Traceback" not in empty.stderr

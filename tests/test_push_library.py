@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import grpc
-from conftest import dbt_build, land_runs
+from conftest import dbt_build, land_runs, query
 from google.cloud import monitoring_v3
 from google.cloud.monitoring_v3.services.metric_service.transports import MetricServiceGrpcTransport
 from hypothesis import HealthCheck, Phase, given, settings
@@ -35,6 +35,10 @@ PROJECT, LOCATION, ACCELERATOR = "proj", "us-central2", "v5p-128"
 CUMULATIVE = {f"compute.googleapis.com/workload/{m}" for m in (
     "goodput_time", "badput_time", "disruptions", "max_productive_steps", "step_time_deviation",
     "total_elapsed_time", "performance")}
+
+# what the rolling-window worker writes, for the window sizes of the rolling marts (dbt_project.yml)
+INTERVAL = {"compute.googleapis.com/workload/interval_goodput", "compute.googleapis.com/workload/interval_badput"}
+WINDOWS = [3600, 86400, 259200, 432000]
 
 # Runs the random scenarios reach only by chance: no step, one step, steps all under 1 s (no ideal
 # step time), a restart from step 0 after a new job start, data loading and nothing else, a restart
@@ -90,8 +94,26 @@ def library_series(name: str, payloads: list[dict[str, Any]], as_of: dt.datetime
     return found
 
 
+def library_interval_series(name: str, payloads: list[dict[str, Any]], end: dt.datetime,
+                            cache: str) -> dict[tuple, float]:
+    """What the library's rolling-window worker writes for one run at `end`: one calculator, every window
+    size of the rolling marts, get_interval_metric_details and _upload_interval_goodput_metrics_to_gcm."""
+    config = {"job_name": name,
+              "gcp_options": goodput_utils.GCPOptions(project_id=PROJECT, location=LOCATION, replica_id="0",
+                                                      acc_type=ACCELERATOR)}
+    calculator = lib_goodput.GoodputCalculator(job_name=name, logger_name=f"goodput_{name}",
+                                               cloud_logger=ListCloudLogger(name, payloads), cache_dir=cache)
+    found: dict[tuple, float] = {}
+    for size in WINDOWS:
+        details = calculator.get_interval_metric_details(end - dt.timedelta(seconds=size), end)
+        with FakeMonitoring() as server:
+            monitoring._upload_interval_goodput_metrics_to_gcm(library_client(server), details, config)
+            found.update({key: points[-1][1] for key, points in server.points().items()})
+    return found
+
+
 def our_series(db, as_of: dt.datetime) -> dict[str, dict[tuple, list]]:
-    """What `push` writes, per run (workload_id): series key -> values in time order."""
+    """What `push` writes, per run (workload_id): series key -> (time, value) in time order."""
     with FakeMonitoring(now=as_of) as server:
         summary = run_push(PushRequest(duckdb_path=str(db), endpoint=server.endpoint, now=as_of,
                                        target=Target(project=PROJECT, location=LOCATION,
@@ -99,8 +121,7 @@ def our_series(db, as_of: dt.datetime) -> dict[str, dict[tuple, list]]:
         assert not summary["failed"], summary["failed"]
         by_run: dict[str, dict[tuple, list]] = {}
         for key, points in server.points().items():
-            if key[0] in CUMULATIVE:
-                by_run.setdefault(dict(key[3])["workload_id"], {})[key] = [value for _, value in points]
+            by_run.setdefault(dict(key[3])["workload_id"], {})[key] = list(points)
     return by_run
 
 
@@ -109,13 +130,27 @@ def same(a: list, b: list) -> bool:
 
 
 def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]]], as_of: dt.datetime) -> None:
+    """The cumulative series (values at the run's end), and the interval series' live point: the window of
+    every size ending at the run's end (job end or as_of), as the rolling-window worker computes it there."""
     db = land_runs(tmp_path, runs)
     dbt_build(db, as_of, "--", "--exclude", "test_type:data")
     ours = our_series(db, as_of)
+    ends = {name: end.replace(tzinfo=dt.timezone.utc) for name, end in query(
+        db, "select distinct run_name, window_end_at from fct_goodput_rolling_latest")}
     failures: dict[str, list[str]] = {}
+    live_points = 0
     for name, entries in runs.items():
-        theirs = library_series(name, payloads_in_processing_order(entries), as_of, str(tmp_path / f"cache-{name}"))
-        mine = ours.get(name, {})
+        payloads = payloads_in_processing_order(entries)
+        theirs = {key: [value] for key, value in library_interval_series(
+            name, payloads, ends[name], str(tmp_path / f"interval-{name}")).items()} if name in ends else {}
+        theirs.update(library_series(name, payloads, as_of, str(tmp_path / f"cache-{name}")))
+        mine = {key: [value for _, value in points] for key, points in ours.get(name, {}).items()
+                if key[0] in CUMULATIVE}
+        # interval series: the point at the live window's end (the ones before are the additive history)
+        mine.update({key: [value for at, value in points if at == ends.get(name)]
+                     for key, points in ours.get(name, {}).items() if key[0] in INTERVAL})
+        mine = {key: values for key, values in mine.items() if values}
+        live_points += sum(1 for key in mine if key[0] in INTERVAL)
         problems = [f"only the library writes {key[0]} {dict(key[1])}" for key in theirs.keys() - mine.keys()]
         problems += [f"only push writes {key[0]} {dict(key[1])}" for key in mine.keys() - theirs.keys()]
         problems += [f"{key[0]} {dict(key[1])}: ours {mine[key]} library {theirs[key]}"
@@ -123,6 +158,7 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
         if problems:
             failures[name] = problems
     assert not failures, "\n".join(f"{run}: {p}" for run, problems in failures.items() for p in problems)[:8000]
+    assert live_points > 10 * len(runs), live_points
 
 
 # No shrinking: a failing example's seeds are printed, and shrinking seeds means nothing.

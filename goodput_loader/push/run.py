@@ -13,13 +13,15 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from goodput_loader.errors import LoaderError
+from goodput_loader.library_windows import Window, library_window_rows
 from goodput_loader.push.sender import Sender, make_client
 from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points, interval_points,
                                          plan_requests, to_json)
 from goodput_loader.runs import select_runs, shared_names
 from goodput_loader.warehouses.bigquery import BigQueryMarts
 from goodput_loader.warehouses.duckdb import DuckDBMarts
-from goodput_loader.warehouses.marts import Marts, refuse_failed_build
+from goodput_loader.warehouses.marts import Marts, as_utc, refuse_failed_build
 
 
 @dataclass
@@ -37,12 +39,24 @@ class PushRequest:
     bigquery_dataset: str | None = None
     bigquery_endpoint: str | None = None
     allow_failed_build: bool = False
+    # of the live windows: library (DuckDB's default) or additive (BigQuery's); None = the warehouse's default
+    interval_semantics: str | None = None
+    project_dir: str | None = None
+
+    def live_window_semantics(self) -> str:
+        """library or additive, checked against the warehouse (the window build runs on DuckDB only)."""
+        semantics = self.interval_semantics or ("additive" if self.bigquery_dataset else "library")
+        if semantics == "library" and self.bigquery_dataset:
+            raise LoaderError("--interval-semantics library needs the DuckDB warehouse: its window build does not "
+                              "run on BigQuery yet; push from BigQuery with --interval-semantics additive")
+        return semantics
 
 
 def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[list[Point], dict[str, list[str]], int]:
     """Every point the marts hold for the selected runs that Cloud Monitoring would still accept: the
     cumulative values at each run's end, and interval Goodput/Badput at every complete rolling window
-    and at the run's end, from max(--since, now - 25 h) on.
+    (additive, as the rolling marts hold them) and at the run's end (the live window: by default as the
+    library's rolling-window worker computes it there), from max(--since, now - 25 h) on.
 
     The rolling history older than the API's 25 hours is only counted, in SQL (returned third): read
     into points, a months-long run's grid is millions of objects (16 GB and minutes for one 3.3M-entry
@@ -52,11 +66,15 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     runs of one name from different projects would write into the same series of the target
     project. Such runs are left out and returned by name with their run_ids: push one of them with
     --run PROJECT/RUN."""
-    valid = marts.rows("select * from {t}fct_goodput_cumulative where is_valid", [])
-    runs = select_runs(valid, request.runs, what="valid Goodput in the marts for")
-    shared = shared_names(runs)
-    runs = [run for run in runs if run["run_name"] not in shared]
+    chosen = select_runs(marts.rows("select * from {t}fct_goodput_cumulative", []), request.runs)
+    shared = shared_names(chosen)
+    chosen = [run for run in chosen if run["run_name"] not in shared]
+    # the cumulative upload skips a run the library raises on; its rolling-window worker does not, and
+    # computes each window on its own: with the library's semantics the live windows of every run are sent
+    runs = [run for run in chosen if run["is_valid"]]
     ids = [run["run_id"] for run in runs]
+    semantics = request.live_window_semantics()
+    live_ids = [run["run_id"] for run in chosen] if semantics == "library" else ids
     breakdown: dict[str, list[dict[str, Any]]] = {}
     for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
         breakdown.setdefault(row["run_id"], []).append(row)
@@ -65,16 +83,24 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     times = {"since": max(request.since, oldest) if request.since else oldest}
     goodput = marts.rows("""
         select run_name, window_seconds, window_end_at as end_at, goodput_pct from {t}fct_goodput_rolling
-        where not is_partial and run_id in {runs} and window_end_at >= {since}
-        union all
-        select run_name, window_seconds, window_end_at, goodput_pct from {t}fct_goodput_rolling_latest
-        where run_id in {runs} and window_end_at >= {since}""", ids, times)
+        where not is_partial and run_id in {runs} and window_end_at >= {since}""", ids, times)
     badput = marts.rows("""
         select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
-        from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}
-        union all
-        select run_name, window_seconds, window_end_at, gcm_badput_source, exported_to_gcm, badput_pct
-        from {t}fct_badput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", ids, times)
+        from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}""",
+                        ids, times)
+    live = marts.rows("""
+        select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
+        from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
+    if semantics == "library":
+        with marts.released():
+            live_goodput, live_badput = library_live_windows(request, live)
+    else:
+        live_goodput = live
+        live_badput = marts.rows("""
+            select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
+            from {t}fct_badput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", ids, times)
+    goodput += live_goodput
+    badput += live_badput
     too_old = 0
     if not request.since or request.since < oldest:
         # the points interval_points would have made of the rows before the API's limit (after --since)
@@ -90,6 +116,27 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
         [counted] = marts.rows(f"select {counts} as too_old", ids, bounds)
         too_old = int(counted["too_old"])
     return points + interval_points(request.target, goodput, badput), shared, too_old
+
+
+def library_live_windows(request: PushRequest, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Interval Goodput/Badput of each live window as the library's rolling-window monitor computes it
+    (get_interval_metric_details over [end - size, end]): one window build for all of them. A window
+    the library raises on gets no point, as its monitor then uploads nothing."""
+    windows = [Window(row["run_id"], as_utc(row["end_at"]) - dt.timedelta(seconds=int(row["window_seconds"])),
+                      as_utc(row["end_at"])) for row in live]
+    goodput: list[dict[str, Any]] = []
+    badput: list[dict[str, Any]] = []
+    for row in library_window_rows(request.duckdb_path, windows, request.project_dir):
+        window = live[int(row["window_no"])]
+        if row["invalid_reason"] is not None:
+            continue
+        keys = {"run_name": window["run_name"], "window_seconds": window["window_seconds"], "end_at": window["end_at"]}
+        if row["measure"] == "PRODUCTIVE":
+            goodput.append({**keys, "goodput_pct": row["pct"]})
+        elif row["measure"] != "DISRUPTIONS":
+            badput.append({**keys, "gcm_badput_source": row["gcm_badput_source"],
+                           "exported_to_gcm": row["exported_to_gcm"], "badput_pct": row["pct"]})
+    return goodput, badput
 
 
 def run_push(request: PushRequest) -> dict[str, Any]:

@@ -157,7 +157,7 @@ def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: 
     """Order, thin and split points the way CreateTimeSeries accepts them.
 
     Per series: only points after the last one pushed, in time order, none older than the API
-    accepts (25 h), none closer than 5 s to the previous one kept. Request k carries the k-th
+    accepts (25 h), none closer than 5 s to another (of two, the later is kept). Request k carries the k-th
     remaining point of every series (one point per series per request), at most 200 series each,
     so a series' points always arrive in order.
     """
@@ -174,8 +174,12 @@ def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: 
                 plan.already_pushed += 1
             elif point.end_time < now - MAX_AGE:
                 plan.dropped_too_old += 1
-            elif (kept and point.end_time - kept[-1].end_time < MIN_SPACING) or (
-                    last is not None and point.end_time - last < MIN_SPACING):
+            elif last is not None and point.end_time - last < MIN_SPACING:
+                plan.dropped_too_close += 1
+            elif kept and point.end_time - kept[-1].end_time < MIN_SPACING:
+                # the later of two close points is the newer figure (the live window right after a grid
+                # window): a dashboard's latest value is the monitor's, so keep it
+                kept[-1] = point
                 plan.dropped_too_close += 1
             else:
                 kept.append(point)

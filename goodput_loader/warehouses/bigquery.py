@@ -26,10 +26,11 @@ module imports without it and ``require`` names the extra to install.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import uuid
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from goodput_loader.entries import Rejection, format_rfc3339_us
 from goodput_loader.errors import LoaderError, SinkError
@@ -350,6 +351,11 @@ class BigQueryMarts:
                 updated_at = current_timestamp()
             when not matched then insert (series_id, metric_type, last_end_time, updated_at)
                 values (pushed.series_id, pushed.metric_type, pushed.last_end_time, current_timestamp())""").result()
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Nothing to hand over: BigQuery has no file lock."""
+        yield
 
     def close(self) -> None:
         self.client.close()

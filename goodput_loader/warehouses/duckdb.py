@@ -22,10 +22,11 @@ their key and load the same way.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import duckdb
 
@@ -298,8 +299,19 @@ class DuckDBMarts:
     """Marts and push state in the DuckDB warehouse (the ``Marts`` protocol of marts.py)."""
 
     def __init__(self, path: str, read_only: bool):
+        self.path = path
         self.con = connect(path, read_only)
         self.read_only = read_only
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Let another DuckDB instance of this process (a dbt window build attaching the warehouse) open
+        the file: DuckDB refuses a second handle on a file one of its instances holds."""
+        self.con.close()
+        try:
+            yield
+        finally:
+            self.con = connect(self.path, self.read_only)
 
     def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
         times = times or {}

@@ -10,6 +10,7 @@ the bigquery extra.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,5 +65,9 @@ class Marts(Protocol):
     def failed_nodes(self) -> list[dict[str, Any]]: ...
 
     def record(self, written: list[Point]) -> None: ...
+
+    def released(self) -> contextlib.AbstractContextManager[None]:
+        """Hand the warehouse to another reader of this process for the duration (a dbt window build)."""
+        ...
 
     def close(self) -> None: ...

@@ -12,9 +12,19 @@
   name used in several projects gives one set of rows per run (told apart by run_id).
 
   Cost: one sweep over the run's curve breakpoints.
+
+  semantics: 'additive' (the above) or 'library', what the library's
+  get_job_goodput_interval returns for the window, which needs a window build
+  listing it in var goodput_library_windows (macros/library_windows); the
+  rows then also say why the library raises (invalid_reason), if it does.
 #}
 
-{% macro goodput_interval(run, start_at, end_at) -%}
+{% macro goodput_interval(run, start_at, end_at, semantics='additive') -%}
+{%- if semantics == 'library' -%}
+  {{ return(goodput_library_interval(run, start_at, end_at)) }}
+{%- elif semantics != 'additive' -%}
+  {{ exceptions.raise_compiler_error("goodput_interval: semantics is " ~ semantics ~ "; expected additive or library") }}
+{%- endif %}
 
 with
 

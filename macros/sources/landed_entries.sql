@@ -16,9 +16,22 @@
   not a regular expression: the BigQuery emulator the tests use mistranslates
   a regexp next to a RECORD column). The sinks deliver at least once, so the two BigQuery sources are deduplicated
   on (log_name, timestamp, insert_id) here, as the loader does when it lands.
+
+  In a window build (var goodput_library_windows, macros/library_windows) each
+  window's entries come out as a run of their own.
 #}
 
 {% macro goodput_landed_entries() -%}
+  {%- if goodput_library_window_mode() -%}
+    {#- a window build (macros/library_windows): each window's entries as a run of its own -#}
+    {{ goodput_library_window_entries(goodput_source_entries()) }}
+  {%- else -%}
+    {{ goodput_source_entries() }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro goodput_source_entries() -%}
   {%- set kind = var('goodput_source', 'loader') -%}
   {%- if kind == 'loader' -%}
     select

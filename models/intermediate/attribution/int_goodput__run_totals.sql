@@ -238,6 +238,67 @@ assembled as (
 
 {%- set to_microseconds = "(floor({x}) * 1000000 + round(({x} - floor({x})) * 1000000)) / 1000000.0" %}
 
+{%- if goodput_library_window_mode() %}
+
+{#-
+  A window build (macros/library_windows): each run is one window's entries,
+  and its total is the library's interval total, min(end, last entry) -
+  max(start, first entry), the entries taken in processing order and their
+  times to the microsecond (get_job_goodput_interval).
+#}
+window_entry_times as (
+
+    select
+        run_id,
+        cast({{ dbt.split_part('project_id', "'@w'", 2) }} as {{ dbt.type_int() }}) as window_no,
+        first_value(entry_time_epoch) over (
+            partition by run_id order by entry_at, insert_id
+            rows between unbounded preceding and unbounded following
+        ) as first_entry_time_epoch,
+        last_value(entry_time_epoch) over (
+            partition by run_id order by entry_at, insert_id
+            rows between unbounded preceding and unbounded following
+        ) as last_entry_time_epoch
+    from (
+        select
+            run_id,
+            project_id,
+            entry_at,
+            insert_id,
+            {{ goodput_epoch_to_microseconds(goodput_payload_time('payload')) }} as entry_time_epoch
+        from {{ ref('stg_goodput__events') }}
+        where is_counted
+    ) as window_entries
+
+),
+
+window_bounds as (
+
+    select distinct
+        window_entry_times.run_id,
+        greatest(windows.start_epoch, window_entry_times.first_entry_time_epoch) as window_from_epoch,
+        least(windows.end_epoch, window_entry_times.last_entry_time_epoch) as window_until_epoch
+    from window_entry_times
+    inner join ({{ goodput_library_window_rows() }}) as windows
+        on windows.window_no = window_entry_times.window_no
+
+),
+
+with_total as (
+
+    select
+        assembled.*,
+        window_bounds.window_from_epoch as elapsed_origin_epoch,
+        window_bounds.window_until_epoch - window_bounds.window_from_epoch as total_elapsed_seconds,
+        false as is_stalled
+    from assembled
+    inner join window_bounds
+        on window_bounds.run_id = assembled.run_id
+
+),
+
+{%- else %}
+
 with_total as (
 
     select
@@ -258,6 +319,8 @@ with_total as (
     from assembled
 
 ),
+
+{%- endif %}
 
 {#
   Where the run's rolling grid ends: its end (job end or evaluation time), but
