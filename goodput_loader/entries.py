@@ -46,6 +46,15 @@ TIME_KEYS = (
 )
 CUSTOM_BADPUT_TIME_KEYS = ("custom_badput_event_start_time", "custom_badput_event_end_time")
 
+# Written by ElasticGoodputRecorder (goodput_elastic.py) for elastic (Pathways) jobs: slice counts at a
+# time, waits for slices (by event type) and re-initialisation.
+ELASTIC_SLICE_COUNTS_TIME = "elastic_slice_counts_timestamp"
+ELASTIC_SLICE_COUNT_KEYS = ("active_slices", "total_slices", "available_slices")
+ELASTIC_WAIT_EVENT_TYPE = "elastic_wait_event_type"
+ELASTIC_WAIT_TIME_KEYS = ("elastic_wait_start_time", "elastic_wait_end_time")
+ELASTIC_TIME_KEYS = (ELASTIC_SLICE_COUNTS_TIME, *ELASTIC_WAIT_TIME_KEYS, "elastic_reinit_start_time",
+                     "elastic_reinit_end_time")
+
 # Orbax checkpoint logger records (orbax step_statistics.py), as read by
 # checkpoint_badput_calculator.py.
 CHECKPOINT_EVENT_TYPES = ("save", "restore", "emergency_restore")
@@ -79,6 +88,8 @@ EARLIEST_TIME = 946_684_800
 LATEST_TIME = 4_102_444_800
 MAX_STEP = 2**53
 MAX_CHECKPOINT_SECONDS = 10_000_000
+# Slice counts of an elastic job: integers 0..2^31 (the screen vouches for up to 9 digits).
+MAX_SLICES = 2**31
 
 _LOG_NAME_RE = re.compile(r"^projects/([^/]+)/logs/([^/]+)$")
 _RFC3339_RE = re.compile(
@@ -205,6 +216,14 @@ def _is_duration(value: Any) -> bool:
     return _is_number(value) and 0 <= value < MAX_CHECKPOINT_SECONDS
 
 
+def _is_slice_count(value: Any) -> bool:
+    return _is_integer(value) and 0 <= value <= MAX_SLICES
+
+
+def _is_total_slices(value: Any) -> bool:
+    return _is_slice_count(value) and value >= 1
+
+
 def _is_string(value: Any) -> bool:
     return isinstance(value, str)
 
@@ -237,6 +256,8 @@ class Kind:
 TIME = Kind(_is_time, r"[1-3]\d{9}(\.\d+)?")
 STEP = Kind(_is_step, r"\d{1,15}(\.0+)?")
 DURATION = Kind(_is_duration, r"\d{1,7}(\.\d+)?")
+SLICE_COUNT = Kind(_is_slice_count, r"\d{1,9}(\.0+)?")
+TOTAL_SLICES = Kind(_is_total_slices, r"0*[1-9]\d{0,8}(\.0+)?")
 STRING = Kind(_is_string, r'"[^"\\]*"')
 NON_EMPTY_STRING = Kind(_is_non_empty_string, r'"[^"\\]+"')
 
@@ -302,7 +323,7 @@ class ValueRule:
 # Every payload, in this order (the first rule broken gives the reason).
 PAYLOAD_RULES = (
     ValueRule((JOB_NAME,), STRING, "jsonPayload.job_name must be a string, got {type}", NULLABLE),
-    ValueRule(TIME_KEYS, TIME, "jsonPayload.{key} is {value!r}: not epoch seconds between 2000 and 2099 "
+    ValueRule(TIME_KEYS + ELASTIC_TIME_KEYS, TIME, "jsonPayload.{key} is {value!r}: not epoch seconds between 2000 and 2099 "
               "(milliseconds, or a placeholder?)",
               first=(_is_number, "jsonPayload.{key} must be a number of epoch seconds, got {value!r}")),
 )
@@ -314,6 +335,17 @@ STEP_RULE = ValueRule((STEP_COUNT,), STEP, "jsonPayload.step_count is {value!r}:
 CUSTOM_BADPUT_RULE = ValueRule(
     (CUSTOM_BADPUT_EVENT_TYPE,), NON_EMPTY_STRING,
     "custom badput event needs a non-empty string custom_badput_event_type, got {value!r}", REQUIRED)
+# A payload with ELASTIC_SLICE_COUNTS_TIME is an elastic slice-count record: three counts, at least one slice
+# in all (the library divides by the total).
+ELASTIC_SLICE_COUNT_RULES = tuple(
+    ValueRule((key,), TOTAL_SLICES if key == "total_slices" else SLICE_COUNT,
+              "elastic slice counts need {key} as an integer "
+              + ("1..2^31" if key == "total_slices" else "0..2^31") + ", got {value!r}", REQUIRED)
+    for key in ELASTIC_SLICE_COUNT_KEYS
+)
+# A wait's event type says which Badput it is (scale_up or slice down): a string when present.
+ELASTIC_WAIT_RULE = ValueRule(
+    (ELASTIC_WAIT_EVENT_TYPE,), STRING, "elastic wait needs a string elastic_wait_event_type, got {value!r}")
 # A payload whose event_type is one of CHECKPOINT_EVENT_TYPES is an Orbax record.
 CHECKPOINT_RULES = {
     event_type: (
@@ -347,6 +379,11 @@ def validate_payload(payload: Any) -> None:
         STEP_RULE.check(payload)
     if any(key in payload for key in CUSTOM_BADPUT_TIME_KEYS):
         CUSTOM_BADPUT_RULE.check(payload)
+    if ELASTIC_SLICE_COUNTS_TIME in payload:
+        for rule in ELASTIC_SLICE_COUNT_RULES:
+            rule.check(payload)
+    if any(key in payload for key in ELASTIC_WAIT_TIME_KEYS):
+        ELASTIC_WAIT_RULE.check(payload)
     event_type = payload.get("event_type")
     if event_type in CHECKPOINT_EVENT_TYPES:
         for rule in CHECKPOINT_RULES[event_type]:

@@ -179,3 +179,39 @@ def test_grown_file_resumes_from_its_cursor(tmp_path, warehouse):
 def test_cli_usage_errors_exit_2(tmp_path, warehouse):
     assert run_cli("load", "--duckdb", warehouse, expect=2).exit_code == 2
     assert run_cli("load", "--from-logging", "--duckdb", warehouse, expect=2).exit_code == 2
+
+
+def test_elastic_records_land_and_malformed_ones_are_rejected_with_a_reason(tmp_path, warehouse):
+    """What ElasticGoodputRecorder writes lands; slice counts that are negative, fractional, missing or
+    total 0, a wait type that is not a string, a time that is not a number are rejected, each with why."""
+    import datetime as dt
+
+    from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputRecorder
+    from support.oracle import ListCloudLogger
+    from support.scenarios import envelope
+
+    logger = ListCloudLogger("el")
+    recorder = ElasticGoodputRecorder(job_name="el", logger_name="goodput_el", logging_enabled=True,
+                                      cloud_logger=logger)
+    at = dt.datetime(2026, 11, 18, tzinfo=dt.timezone.utc)
+    recorder.record_job_start_time(at)
+    recorder.record_elastic_slice_counts(3, 4, 4, at)
+    recorder.record_elastic_wait_start_time("scale_up_wait", at)
+    recorder.record_elastic_wait_end_time("scale_up_wait", at + dt.timedelta(seconds=30))
+    recorder.record_elastic_reinit_start_time(at + dt.timedelta(seconds=30))
+    recorder.record_elastic_reinit_end_time(at + dt.timedelta(seconds=90))
+    good = logger.entries
+    counts, wait = good[1], good[2]
+    bad = [dict(counts, total_slices=0), dict(counts, active_slices=-1), dict(counts, available_slices=2.5),
+           {k: v for k, v in counts.items() if k != "active_slices"}, dict(wait, elastic_wait_event_type=7),
+           dict(wait, elastic_wait_start_time="soon")]
+    entries = envelope("el", good + bad, [False] * (len(good) + len(bad)))
+    path = write_ndjson(tmp_path / "elastic.ndjson", entries)
+    run_cli("load", "--duckdb", warehouse, path)
+    assert len(landed(warehouse)) == len(good)
+    reasons = [reason for _, reason in rejected(warehouse)]
+    assert len(reasons) == len(bad)
+    for expected in ("total_slices as an integer 1..2^31, got 0", "active_slices as an integer 0..2^31, got -1",
+                     "available_slices as an integer 0..2^31, got 2.5", "active_slices as an integer 0..2^31, got None",
+                     "string elastic_wait_event_type, got 7", "elastic_wait_start_time must be a number"):
+        assert any(expected in reason for reason in reasons), (expected, reasons)

@@ -37,6 +37,11 @@ CLEAN_PAYLOADS = [
     {"event_type": "restore", "step": 500.0, "directory": "gs://b/ckpt", "checkpoint_manager_duration_secs": 12},
     {"event_type": "emergency_restore", "step": 7, "directory": "/local", "checkpoint_manager_duration_secs": 1.0},
     {"job_name": "run-a", "elastic_event": "scale_down", "unknown_number": 1e-7},
+    # ElasticGoodputRecorder's records: slice counts, a wait, re-initialisation
+    {"job_name": "run-a", "active_slices": 3, "total_slices": 4, "available_slices": 4,
+     "elastic_slice_counts_timestamp": 1795000200.0},
+    {"job_name": "run-a", "elastic_wait_event_type": "scale_up_wait", "elastic_wait_start_time": 1795000300.5},
+    {"job_name": "run-a", "elastic_reinit_end_time": 1795000400},
 ]
 
 
@@ -102,6 +107,14 @@ TEXT_EDITS = [
     ('"checkpointer_blocking_duration_secs": null', '"checkpointer_blocking_duration_secs": "slow"'),
     ('"custom_badput_event_type": "eval_step"', '"custom_badput_event_type": ""'),
     ('"custom_badput_event_type": "eval_step", ', ""), ('"step_start_time"', '"step_start_timex"'),
+    # malformed elastic records: counts negative, fractional, missing, huge or a total of 0; a wait type
+    # that is not a string; a time that is not a number
+    ('"total_slices": 4', '"total_slices": 0'), ('"total_slices": 4', '"total_slices": 4.0'),
+    ('"total_slices": 4', '"total_slices": 00'), ('"active_slices": 3', '"active_slices": -3'),
+    ('"active_slices": 3', '"active_slices": 3.5'), ('"active_slices": 3', '"active_slices": 3000000000'),
+    ('"available_slices": 4, ', ""), ('"available_slices": 4', '"available_slices": null'),
+    ('"elastic_wait_event_type": "scale_up_wait"', '"elastic_wait_event_type": 7'),
+    ('"elastic_wait_event_type": "scale_up_wait", ', ""), ("1795000300.5", '"later"'), ("1795000400", "17950004000"),
     ("{", "["), ("{", " {"), ('"jsonPayload": {', '"textPayload": "x", "jsonPayload": {'),
     ('"jsonPayload": {', '"jsonPayload": "text", "other": {'),
 ]
@@ -192,8 +205,10 @@ def test_every_text_edit_is_either_vouched_identically_or_left_to_python(table_r
     base = json.dumps(clean_entry(CLEAN_PAYLOADS[1], 1))
     ckpt = json.dumps(clean_entry(CLEAN_PAYLOADS[5], 2))
     custom = json.dumps(clean_entry(CLEAN_PAYLOADS[3], 3))
-    lines = [text.replace(old, new, 1) for old, new in TEXT_EDITS for text in (base, ckpt, custom)]
-    lines = [line for line in lines if line not in (base, ckpt, custom)]
+    elastic = [json.dumps(clean_entry(CLEAN_PAYLOADS[i], i)) for i in (9, 10, 11)]
+    bases = (base, ckpt, custom, *elastic)
+    lines = [text.replace(old, new, 1) for old, new in TEXT_EDITS for text in bases]
+    lines = [line for line in lines if line not in bases]
     vouched = screen_lines(lines, table_rows)
     python_rejects = [i for i, line in enumerate(lines) if python_result(line) is None]
     assert python_rejects and not set(python_rejects) & set(vouched)

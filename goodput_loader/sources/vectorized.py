@@ -43,6 +43,10 @@ from goodput_loader.entries import (
     CHECKPOINT_RULES,
     CUSTOM_BADPUT_RULE,
     CUSTOM_BADPUT_TIME_KEYS,
+    ELASTIC_SLICE_COUNT_RULES,
+    ELASTIC_SLICE_COUNTS_TIME,
+    ELASTIC_WAIT_RULE,
+    ELASTIC_WAIT_TIME_KEYS,
     JOB_NAME,
     LOG_PREFIX,
     NULLABLE,
@@ -143,6 +147,10 @@ def _payload_ok() -> str:
         and {_rule_sql(STEP_RULE)}
         and (not ({' or '.join(_has(k) for k in CUSTOM_BADPUT_TIME_KEYS)})
              or {_rule_sql(CUSTOM_BADPUT_RULE)})
+        and (not {_has(ELASTIC_SLICE_COUNTS_TIME)}
+             or {' and '.join(_rule_sql(rule) for rule in ELASTIC_SLICE_COUNT_RULES)})
+        and (not ({' or '.join(_has(k) for k in ELASTIC_WAIT_TIME_KEYS)})
+             or {_rule_sql(ELASTIC_WAIT_RULE)})
         and (not {_has('event_type')}
              or not regexp_matches(payload, '"event_type":"({_alternatives(CHECKPOINT_EVENT_TYPES)})"[,}}]')
                 and not regexp_matches(payload, '"event_type":"[^"]*\\\\')

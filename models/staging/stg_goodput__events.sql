@@ -41,6 +41,15 @@ source as (
     'checkpoint_manager_duration_secs',
     'checkpointer_duration_secs',
     'broadcast_duration_secs',
+    'active_slices',
+    'total_slices',
+    'available_slices',
+    'elastic_slice_counts_timestamp',
+    'elastic_wait_event_type',
+    'elastic_wait_start_time',
+    'elastic_wait_end_time',
+    'elastic_reinit_start_time',
+    'elastic_reinit_end_time',
 ] %}
 
 parsed as (
@@ -104,6 +113,18 @@ typed as (
         {{ goodput_json_number('fields', 'checkpointer_duration_secs') }} as checkpointer_seconds,
         {{ goodput_json_number('fields', 'broadcast_duration_secs') }} as broadcast_seconds,
 
+        -- ElasticGoodputRecorder records (elastic Pathways jobs): slice counts, waits, re-initialisation
+        {%- for key in ['active_slices', 'total_slices', 'available_slices'] %}
+        {{ goodput_json_integer('fields', key) }} as {{ key }},
+        {{ goodput_json_number('fields', key) }} as {{ key }}_number,
+        {%- endfor %}
+        {{ goodput_json_number('fields', 'elastic_slice_counts_timestamp') }} as elastic_slice_counts_epoch,
+        {{ goodput_json_string('fields', 'elastic_wait_event_type') }} as elastic_wait_event_type,
+        {{ goodput_json_number('fields', 'elastic_wait_start_time') }} as elastic_wait_start_epoch,
+        {{ goodput_json_number('fields', 'elastic_wait_end_time') }} as elastic_wait_end_epoch,
+        {{ goodput_json_number('fields', 'elastic_reinit_start_time') }} as elastic_reinit_start_epoch,
+        {{ goodput_json_number('fields', 'elastic_reinit_end_time') }} as elastic_reinit_end_epoch,
+
         payload
 
     from parsed
@@ -112,7 +133,8 @@ typed as (
 
 {#
   The loader's ranges (goodput_loader/entries.py): epoch seconds in 2000-2099,
-  steps 0..2^53, Orbax durations 0..10^7 s. The loader rejects an entry outside
+  steps 0..2^53, Orbax durations 0..10^7 s, elastic slice counts 0..2^31 (a
+  total of at least 1). The loader rejects an entry outside
   them; a log sink delivers it anyway. Such an entry is kept but made inert
   (every value null, event_kind 'implausible'), so it can neither overflow the
   arithmetic nor stretch its run over decades, and fct_goodput_cumulative marks
@@ -123,6 +145,8 @@ typed as (
     'training_prep_start_epoch', 'training_prep_end_epoch', 'data_loading_start_epoch',
     'data_loading_end_epoch', 'custom_badput_start_epoch', 'custom_badput_end_epoch',
     'checkpoint_manager_blocking_start_epoch', 'checkpoint_manager_start_epoch',
+    'elastic_slice_counts_epoch', 'elastic_wait_start_epoch', 'elastic_wait_end_epoch',
+    'elastic_reinit_start_epoch', 'elastic_reinit_end_epoch',
 ] %}
 {% set duration_columns = [
     'checkpoint_manager_blocking_seconds', 'checkpointer_blocking_seconds', 'wait_for_prev_seconds',
@@ -146,6 +170,11 @@ screened as (
             when not {{ column }} >= 0 or not {{ column }} < 10000000
                 then '{{ column }} outside 0..10^7 s'
             {%- endfor %}
+            {%- for column, lowest in [('active_slices', 0), ('total_slices', 1), ('available_slices', 0)] %}
+            when not {{ column }}_number >= {{ lowest }} or not {{ column }}_number <= 2147483648
+                or {{ column }}_number != floor({{ column }}_number)
+                then '{{ column }} not an integer in {{ lowest }}..2^31'
+            {%- endfor %}
         end as implausible_reason
     from typed
 
@@ -155,7 +184,8 @@ inert as (
 
     select
         * replace (
-            {%- for column in time_columns + duration_columns + ['step_count', 'checkpoint_step'] %}
+            {%- for column in time_columns + duration_columns
+                + ['step_count', 'checkpoint_step', 'active_slices', 'total_slices', 'available_slices'] %}
             case when implausible_reason is null then {{ column }} end as {{ column }}{{ "," if not loop.last }}
             {%- endfor %}
         )
@@ -182,6 +212,11 @@ classified as (
             when data_loading_end_epoch is not null then 'data_loading_end'
             when custom_badput_start_epoch is not null then 'custom_badput_start'
             when custom_badput_end_epoch is not null then 'custom_badput_end'
+            when elastic_slice_counts_epoch is not null then 'elastic_slice_counts'
+            when elastic_wait_start_epoch is not null then 'elastic_wait_start'
+            when elastic_wait_end_epoch is not null then 'elastic_wait_end'
+            when elastic_reinit_start_epoch is not null then 'elastic_reinit_start'
+            when elastic_reinit_end_epoch is not null then 'elastic_reinit_end'
             when raw_event_type = 'save' then 'checkpoint_save'
             when raw_event_type = 'restore' then 'checkpoint_restore'
             when raw_event_type = 'emergency_restore' then 'checkpoint_emergency_restore'
@@ -204,7 +239,12 @@ classified as (
             custom_badput_start_epoch,
             custom_badput_end_epoch,
             checkpoint_manager_blocking_start_epoch,
-            checkpoint_manager_start_epoch
+            checkpoint_manager_start_epoch,
+            elastic_slice_counts_epoch,
+            elastic_wait_start_epoch,
+            elastic_wait_end_epoch,
+            elastic_reinit_start_epoch,
+            elastic_reinit_end_epoch
         ) as event_epoch
 
     from inert
@@ -254,6 +294,15 @@ final as (
         checkpoint_manager_seconds,
         checkpointer_seconds,
         broadcast_seconds,
+        active_slices,
+        total_slices,
+        available_slices,
+        elastic_slice_counts_epoch,
+        elastic_wait_event_type,
+        elastic_wait_start_epoch,
+        elastic_wait_end_epoch,
+        elastic_reinit_start_epoch,
+        elastic_reinit_end_epoch,
         payload
     from classified
 
