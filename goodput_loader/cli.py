@@ -392,6 +392,65 @@ def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_
 
 
 
+# --------------------------------------------------------------- exclusions
+@main.group()
+def exclusions() -> None:
+    """Windows left out of Goodput (stock-outs, maintenance, SLO-violation windows).
+
+    Each build computes fct_goodput_with_exclusions and fct_badput_with_exclusions for
+    every run a window applies to, as the library's get_job_goodput_with_exclusions does.
+    """
+
+
+@exclusions.command("add")
+@duckdb_option
+@click.option("--run", "run_name", help="The run (its name, or PROJECT/RUN); omit for every run.")
+@click.option("--start", required=True, help="Window start (ISO 8601; UTC when no offset).")
+@click.option("--end", required=True, help="Window end (ISO 8601, or 'now').")
+@click.option("--reason", required=True, help="Why the time is left out, e.g. 'maintenance'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the recorded window as JSON.")
+def exclusions_add(duckdb_path: str, run_name: str | None, start: str, end: str, reason: str,
+                   as_json: bool) -> None:
+    """Record a window; the next build counts it.
+
+    \b
+    Example:
+      goodput-loader exclusions add --run llama3-70b --start 2026-12-01T02:00Z --end 2026-12-01T04:00Z --reason maintenance
+    """
+    from goodput_loader.exclusions import add_exclusion
+
+    start_time, end_time = _parse_time(start, "--start"), _parse_time(end, "--end")
+    assert start_time is not None and end_time is not None
+    row = _run(add_exclusion, duckdb_path, run_name, start_time, end_time, reason)
+    click.echo(json.dumps(row, indent=2, default=str) if as_json else row["exclusion_id"])
+
+
+@exclusions.command("list")
+@duckdb_option
+@click.option("--json", "as_json", is_flag=True, help="Print the windows as JSON.")
+def exclusions_list(duckdb_path: str, as_json: bool) -> None:
+    """Print every declared window (UTC)."""
+    from goodput_loader.exclusions import list_exclusions
+
+    rows = _run(list_exclusions, duckdb_path)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    for row in rows:
+        click.echo(f"{row['exclusion_id']}  {row['run'] or '(every run)'}  {row['start_at'].isoformat()}Z .. "
+                   f"{row['end_at'].isoformat()}Z  {row['reason']}")
+
+
+@exclusions.command("remove")
+@duckdb_option
+@click.argument("exclusion_id")
+def exclusions_remove(duckdb_path: str, exclusion_id: str) -> None:
+    """Forget the window EXCLUSION_ID (as `exclusions list` shows it); the next build recomputes."""
+    from goodput_loader.exclusions import remove_exclusion
+
+    _run(remove_exclusion, duckdb_path, exclusion_id)
+
+
 # ----------------------------------------------------------------- interval
 @main.command()
 @duckdb_option

@@ -40,24 +40,24 @@ def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
     return additive_interval(duckdb_path, run, start, end, project_dir)
 
 
-def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
-                     project_dir: str | None = None) -> dict[str, Any]:
-    """What get_job_goodput_interval(start, end) returns for the run; LoaderError where it raises."""
-    rows = library_window_rows(duckdb_path, [Window(run, start, end)], project_dir)
+def _one_run(rows: list[dict[str, Any]], run: str) -> str:
+    """The run_id the rows are of; a name several projects use is an error."""
     run_ids = sorted({r["run_id"] for r in rows if r["run_id"]})
     if len(run_ids) > 1:
         raise LoaderError(f"run name {run!r} is used in several projects ({', '.join(run_ids)}): "
                           "name one as --run PROJECT/RUN")
+    return run_ids[0] if run_ids else run
+
+
+def _result(rows: list[dict[str, Any]], run_id: str, semantics: str, start: dt.datetime,
+            end: dt.datetime) -> dict[str, Any]:
+    """The interval as `interval --json` prints it, from the rows of either macro (one per measure)."""
     first = rows[0]
-    if first["invalid_reason"]:
-        # the library raises ValueError here (its monitor sends nothing for the window)
-        raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the library "
-                          f"raises \"{first['invalid_reason']}\"")
     measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
     productive = measures[("PRODUCTIVE", None)]
-    return {
-        "run_id": run_ids[0],
-        "semantics": "library",
+    result = {
+        "run_id": run_id,
+        "semantics": semantics,
         "requested_start": _iso(start),
         "requested_end": _iso(end),
         "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),
@@ -65,7 +65,6 @@ def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
         "elapsed_seconds": first["elapsed_seconds"],
         "productive_seconds": productive["seconds"],
         "goodput_pct": productive["pct"],
-        "max_productive_step": int(first["max_productive_step"]),
         "disruptions": int(round(measures[("DISRUPTIONS", None)]["seconds"])),
         "badput": [
             {"badput_type": r["measure"], "custom_badput_event_type": r["custom_badput_event_type"],
@@ -74,6 +73,21 @@ def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
             for r in rows if r["measure"] not in ("PRODUCTIVE", "DISRUPTIONS")
         ],
     }
+    if "max_productive_step" in first:
+        result["max_productive_step"] = int(first["max_productive_step"])
+    return result
+
+
+def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
+                     project_dir: str | None = None) -> dict[str, Any]:
+    """What get_job_goodput_interval(start, end) returns for the run; LoaderError where it raises."""
+    rows = library_window_rows(duckdb_path, [Window(run, start, end)], project_dir)
+    run_id = _one_run(rows, run)
+    if rows[0]["invalid_reason"]:
+        # the library raises ValueError here (its monitor sends nothing for the window)
+        raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the library "
+                          f"raises \"{rows[0]['invalid_reason']}\"")
+    return _result(rows, run_id, "library", start, end)
 
 
 def additive_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
@@ -98,34 +112,12 @@ def additive_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.da
     if not rows:
         raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the run is not in "
                           "the marts, or has no job start, or the interval lies outside it")
-    run_ids = sorted({r["run_id"] for r in rows})
-    if len(run_ids) > 1:
-        raise LoaderError(f"run name {run!r} is used in several projects ({', '.join(run_ids)}): "
-                          "name one as --run PROJECT/RUN")
-    measures = {(r["measure"], r["custom_badput_event_type"]): r for r in rows}
-    first = rows[0]
-    productive = measures[("PRODUCTIVE", None)]
-    if first["invalid_reason"]:
+    run_id = _one_run(rows, run)
+    if rows[0]["invalid_reason"]:
         # the library raises ValueError for such a run, over any interval: no number is better than a wrong one
-        raise LoaderError(f"run {run_ids[0]} has no valid Goodput: {first['invalid_reason']}")
+        raise LoaderError(f"run {run_id} has no valid Goodput: {rows[0]['invalid_reason']}")
+    productive = next(r for r in rows if r["measure"] == "PRODUCTIVE")
     if productive["pct"] is None:
-        raise LoaderError(f"no Goodput for run {run_ids[0]} between {_iso(start)} and {_iso(end)}: its productive "
-                          f"time there ({productive['seconds']} s) is outside [0, {first['elapsed_seconds']}] s")
-    return {
-        "run_id": run_ids[0],
-        "semantics": "additive",
-        "requested_start": _iso(start),
-        "requested_end": _iso(end),
-        "counted_from": _iso(first["counted_from_at"].replace(tzinfo=dt.timezone.utc)),
-        "counted_until": _iso(first["counted_until_at"].replace(tzinfo=dt.timezone.utc)),
-        "elapsed_seconds": first["elapsed_seconds"],
-        "productive_seconds": productive["seconds"],
-        "goodput_pct": productive["pct"],
-        "disruptions": int(round(measures[("DISRUPTIONS", None)]["seconds"])),
-        "badput": [
-            {"badput_type": r["measure"], "custom_badput_event_type": r["custom_badput_event_type"],
-             "badput_type_id": r["badput_type_id"], "counts_against_goodput": r["counts_against_goodput"],
-             "badput_seconds": r["seconds"], "badput_pct": r["pct"]}
-            for r in rows if r["measure"] not in ("PRODUCTIVE", "DISRUPTIONS")
-        ],
-    }
+        raise LoaderError(f"no Goodput for run {run_id} between {_iso(start)} and {_iso(end)}: its productive "
+                          f"time there ({productive['seconds']} s) is outside [0, {rows[0]['elapsed_seconds']}] s")
+    return _result(rows, run_id, "additive", start, end)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from conftest import dbt_build, query, run_cli
 
@@ -67,3 +68,25 @@ def test_report_before_build_says_what_to_do(warehouse, tmp_path):
     run_cli("load", "--duckdb", warehouse, path)
     result = run_cli("report", "--duckdb", warehouse, expect=1)
     assert "goodput-loader build" in result.stderr
+
+
+def test_every_model_has_a_grain_test(tmp_path):
+    """Each model says what one row is: a unique test on a column, or unique_combination_of_columns."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    target = tmp_path / "target"
+    result = subprocess.run([str(Path(sys.executable).parent / "dbt"), "parse", "--target-path", str(target),
+                             "--log-path", str(tmp_path / "logs")], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:]
+    manifest = json.loads((target / "manifest.json").read_text())
+    models = {uid for uid, node in manifest["nodes"].items() if node["resource_type"] == "model"}
+    grained = set()
+    for node in manifest["nodes"].values():
+        test = node.get("test_metadata") or {}
+        if node["resource_type"] == "test" and test.get("name") in ("unique", "unique_combination_of_columns"):
+            grained.update(dep for dep in node["depends_on"]["nodes"] if dep in models)
+    assert models and not sorted(models - grained), sorted(models - grained)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import land_runs
 from ml_goodput_measurement.src import goodput as lib_goodput
-from support.oracle import ListCloudLogger, payload_time, payloads_in_processing_order
+from support.oracle import ListCloudLogger, breakdown_by_key, payload_time, payloads_in_processing_order
 from support.scenarios import random_runs, utc
 
 from goodput_loader.library_windows import Window, library_window_rows
@@ -36,12 +36,7 @@ def library_interval(name: str, payloads: list[dict[str, Any]], start: float, en
         goodput, breakdown, max_step, total, disruptions = calculator.get_job_goodput_interval(utc(start), utc(end))
     except Exception as exc:  # noqa: BLE001 - the monitor catches every exception the same way
         return {"error": f"{type(exc).__name__}: {exc}"}
-    pct: dict[tuple[str, str | None], float] = {}
-    for badput_type, value in breakdown.items():
-        if isinstance(value, dict):
-            pct.update({(badput_type.name, sub): v for sub, v in value.items()})
-        else:
-            pct[(badput_type.name, None)] = value
+    pct = breakdown_by_key(breakdown)
     return {"goodput_pct": goodput, "badput_pct": pct, "max_productive_step": max_step,
             "elapsed_seconds": total, "disruptions": disruptions}
 

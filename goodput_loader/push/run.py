@@ -154,6 +154,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
         plan.dropped_too_old += too_old
         summary: dict[str, Any] = _summary(plan)
         summary["not_pushed_shared_names"] = shared
+        summary["live_window_semantics"] = request.live_window_semantics()
         if request.dry_run:
             summary["requests"] = [{"name": f"projects/{request.target.project}",
                                     "timeSeries": [to_json(p) for p in points]} for points in plan.requests]

@@ -225,11 +225,7 @@ measures as (
         gcm_badput_source,
         badput_seconds as seconds,
         -- _get_job_badput_breakdown: a share only strictly between 0 and the total, else 0.0
-        case
-            when badput_seconds > 0 and badput_seconds < total_elapsed_seconds
-                then badput_seconds / total_elapsed_seconds * 100
-            else 0.0
-        end as pct
+        {{ goodput_badput_share('badput_seconds', 'total_elapsed_seconds') }} as pct
     from (
         select *, run_id as window_run_id from {{ ref('int_goodput__badput_buckets') }}
     ) as buckets

@@ -31,11 +31,7 @@ final as (
         buckets.badput_type,
         buckets.custom_badput_event_type,
         buckets.badput_seconds,
-        case
-            when buckets.badput_seconds > 0 and buckets.badput_seconds < buckets.total_elapsed_seconds
-                then buckets.badput_seconds / buckets.total_elapsed_seconds * 100
-            else 0
-        end as badput_pct,
+        {{ goodput_badput_share('buckets.badput_seconds', 'buckets.total_elapsed_seconds') }} as badput_pct,
         buckets.raw_seconds,
         buckets.was_sanitized,
         buckets.badput_type_id,

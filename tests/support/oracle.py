@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ml_goodput_measurement.src import goodput as lib_goodput
+from ml_goodput_measurement.src import goodput_exclusion as lib_goodput_exclusion
 
 
 class ListCloudLogger:
@@ -68,6 +69,18 @@ def payloads_in_processing_order(entries: list[dict[str, Any]]) -> list[dict[str
     return payloads
 
 
+def breakdown_by_key(breakdown: dict[Any, Any]) -> dict[tuple[str, str | None], float]:
+    """A library Badput breakdown ({BadputType: value, CUSTOM_BADPUT_EVENTS: {type: value}}) keyed as the
+    marts key their rows: (badput_type, custom_badput_event_type or None)."""
+    flat: dict[tuple[str, str | None], float] = {}
+    for badput_type, value in breakdown.items():
+        if isinstance(value, dict):
+            flat.update({(badput_type.name, sub): v for sub, v in value.items()})
+        else:
+            flat[(badput_type.name, None)] = value
+    return flat
+
+
 def payload_time(payload: dict[str, Any]) -> float:
     """The time the library reads from an entry: its first key containing "_time"."""
     return next(value for key, value in payload.items() if "_time" in key)
@@ -82,14 +95,17 @@ def frozen_library_clock(now: dt.datetime) -> Iterator[None]:
         def now(cls, tz=None):  # noqa: D401 - mirrors datetime.now
             return now if tz is None else now.astimezone(tz)
 
-    original = lib_goodput.datetime
-    lib_goodput.datetime = types.SimpleNamespace(
-        datetime=FrozenDatetime, timezone=dt.timezone, timedelta=dt.timedelta
-    )
+    # goodput.py and its exclusion mixin (goodput_exclusion.py) each read the clock
+    modules = [lib_goodput, lib_goodput_exclusion]
+    originals = [module.datetime for module in modules]
+    for module in modules:
+        module.datetime = types.SimpleNamespace(datetime=FrozenDatetime, timezone=dt.timezone,
+                                                timedelta=dt.timedelta)
     try:
         yield
     finally:
-        lib_goodput.datetime = original
+        for module, original in zip(modules, originals):
+            module.datetime = original
 
 
 def reference_goodput(

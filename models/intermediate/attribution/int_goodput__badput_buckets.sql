@@ -6,8 +6,9 @@
   elapsed time becomes 0 (and is flagged). OTHER = total - productive - every
   bucket that counts against Goodput, never negative. Which buckets exist,
   whether each counts, their order and their Cloud Monitoring label come from
-  the Badput catalogue (seed badput_types); this model only maps each bucket
-  to the run_totals column that computes it.
+  the Badput catalogue (seed badput_types); the run_totals column of each
+  bucket, the unpivot, sanitising and OTHER are macros/badput/badput_buckets.sql,
+  shared with the exclusion path (fct_badput_with_exclusions).
 
   is_in_library_breakdown: whether the library's breakdown dict holds the
   bucket at all (its monitor writes one badput_time series per key, a key at
@@ -114,88 +115,21 @@ created_keys as (
 
 ),
 
-{% set buckets = [
-    ('TPU_INITIALIZATION', 'tpu_initialization_seconds'),
-    ('TRAINING_PREP', 'training_prep_seconds'),
-    ('PROGRAM_STARTUP', 'program_startup_seconds'),
-    ('DATA_LOADING_SYNC', 'data_loading_sync_seconds'),
-    ('DATA_LOADING_ASYNC', 'data_loading_async_seconds'),
-    ('UNPRODUCTIVE_CHECKPOINT_SAVE_TIME', 'checkpoint_save_seconds'),
-    ('UNPRODUCTIVE_CHECKPOINT_RESTORE_TIME', 'checkpoint_restore_seconds'),
-    ('WASTED_PROGRESS_FROM_DISRUPTION', 'wasted_progress_seconds'),
-    ('INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION', 'infrastructure_recovery_seconds'),
-] %}
-
 unpivoted as (
 
-    {% for badput_type, column in buckets %}
-    select
-        run_id,
-        '{{ badput_type }}' as badput_type,
-        cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
-        {{ column }} as raw_seconds
-    from totals
-    union all
-    {% endfor %}
-    select
-        custom.run_id,
-        'CUSTOM_BADPUT_EVENTS' as badput_type,
-        custom.custom_badput_event_type,
-        custom.badput_seconds as raw_seconds
-    from custom
+    {{ goodput_badput_unpivoted('totals', 'custom') }}
 
 ),
 
 sanitized as (
 
-    select
-        unpivoted.run_id,
-        unpivoted.badput_type,
-        unpivoted.custom_badput_event_type,
-        unpivoted.raw_seconds,
-        totals.total_elapsed_seconds,
-        (unpivoted.raw_seconds < 0 or unpivoted.raw_seconds > totals.total_elapsed_seconds) as was_sanitized,
-        case
-            when unpivoted.raw_seconds < 0 or unpivoted.raw_seconds > totals.total_elapsed_seconds then 0
-            else unpivoted.raw_seconds
-        end as badput_seconds
-    from unpivoted
-    inner join totals
-        on totals.run_id = unpivoted.run_id
-    where totals.total_elapsed_seconds is not null
-
-),
-
-counted as (
-
-    select
-        sanitized.run_id,
-        sum(sanitized.badput_seconds) as counted_seconds
-    from sanitized
-    inner join badput_types
-        on badput_types.badput_type = sanitized.badput_type
-    where badput_types.counts_against_goodput
-    group by sanitized.run_id
+    {{ goodput_badput_sanitized('unpivoted', 'totals', 'total_elapsed_seconds') }}
 
 ),
 
 other as (
 
-    select
-        totals.run_id,
-        'OTHER' as badput_type,
-        cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
-        totals.total_elapsed_seconds - totals.productive_seconds - coalesce(counted.counted_seconds, 0)
-            as raw_seconds,
-        totals.total_elapsed_seconds,
-        false as was_sanitized,
-        greatest(0, totals.total_elapsed_seconds - totals.productive_seconds - coalesce(counted.counted_seconds, 0))
-            as badput_seconds
-    from totals
-    inner join (select distinct run_id from sanitized) as bucketed
-        on bucketed.run_id = totals.run_id
-    left join counted
-        on counted.run_id = totals.run_id
+    {{ goodput_badput_other('sanitized', 'totals', 'total_elapsed_seconds', 'badput_types') }}
 
 ),
 
