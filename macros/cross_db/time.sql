@@ -73,3 +73,9 @@
 {% macro bigquery__goodput_timestamp_to_epoch_us(expr) -%}
   unix_micros({{ expr }})
 {%- endmacro %}
+
+
+{#- Epoch seconds rounded to the microsecond, as the library's datetimes (datetime.fromtimestamp) keep them. -#}
+{% macro goodput_epoch_to_microseconds(x) -%}
+  ((floor({{ x }}) * 1000000 + round(({{ x }} - floor({{ x }})) * 1000000)) / 1000000.0)
+{%- endmacro %}

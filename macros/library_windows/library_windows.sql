@@ -20,14 +20,14 @@
   incremental state and build watermark are never touched:
 
       dbt build --target duckdb_library_windows --select +int_goodput__badput_buckets \
-          --exclude-resource-type test --full-refresh \
+          --exclude-resource-type test unit_test --full-refresh \
           --vars '{goodput_raw_database: warehouse, goodput_library_windows: [{run: my-run, start: "...", end: "..."}]}'
       dbt show --target duckdb_library_windows --vars '<the same>' \
           --inline "{{ goodput_interval('my-run', '...', '...', semantics='library') }}"
 
-  Cost: one build of the attribution models over the windows' entries (a few
-  seconds plus the entries' share of a full build), so the rolling history
-  stays additive (docs/semantics.md).
+  Cost: one build of the attribution models over the windows' entries, about
+  what building those entries costs (a window holding a whole long run costs
+  that run's build), so the rolling history stays additive (docs/semantics.md).
 #}
 
 {#- The windows asked for, as [{run, start, end}] (ISO 8601 strings). -#}
@@ -47,12 +47,6 @@
 {% macro goodput_library_window_mode() -%}
   {{ return(goodput_library_windows() | length > 0) }}
 {%- endmacro %}
-
-{#- The suffix a window's pseudo-run carries on its project id. -#}
-{% macro goodput_library_window_tag(window_no) -%}
-  {{ return('@w' ~ window_no) }}
-{%- endmacro %}
-
 
 {#- The windows as rows: window_no, window_run, start_epoch, end_epoch. -#}
 {% macro goodput_library_window_rows() -%}
@@ -104,12 +98,6 @@
 {%- endmacro %}
 
 
-{#- Epoch seconds rounded to the microsecond, as datetime.fromtimestamp keeps them. -#}
-{% macro goodput_epoch_to_microseconds(x) -%}
-  ((floor({{ x }}) * 1000000 + round(({{ x }} - floor({{ x }})) * 1000000)) / 1000000.0)
-{%- endmacro %}
-
-
 {#-
   The time the library reads from an entry (goodput_utils.get_timestamp_from_log_entry):
   the value of the payload's first key containing "time", in the payload's key order.
@@ -136,7 +124,8 @@
                     'data_loading_end_time', 'custom_badput_event_start_time', 'custom_badput_event_end_time',
                     'wait_for_prev_start_time', 'checkpointer_blocking_start_time', 'get_old_steps_start_time',
                     'checkpoint_manager_blocking_start_time', 'checkpointer_start_time',
-                    'checkpoint_manager_start_time'] %}
+                    'checkpoint_manager_start_time', 'elastic_slice_counts_timestamp', 'elastic_wait_start_time',
+                    'elastic_wait_end_time', 'elastic_reinit_start_time', 'elastic_reinit_end_time'] %}
       lax_float64(json_query({{ payload }}, '$.{{ key }}')){{ "," if not loop.last }}
     {%- endfor %}
   )

@@ -236,8 +236,6 @@ assembled as (
 
 ),
 
-{%- set to_microseconds = "(floor({x}) * 1000000 + round(({x} - floor({x})) * 1000000)) / 1000000.0" %}
-
 {%- if goodput_library_window_mode() %}
 
 {#-
@@ -304,14 +302,14 @@ with_total as (
     select
         assembled.*,
         -- where the elapsed time starts counting (the first job start, to the microsecond)
-        {{ to_microseconds.format(x='first_job_start_epoch') }} as elapsed_origin_epoch,
+        {{ goodput_epoch_to_microseconds('first_job_start_epoch') }} as elapsed_origin_epoch,
         case
             when first_job_start_epoch is null then null
             else coalesce(
-                    {{ to_microseconds.format(x='last_job_end_epoch') }},
+                    {{ goodput_epoch_to_microseconds('last_job_end_epoch') }},
                     evaluated_at_epoch
                 )
-                - {{ to_microseconds.format(x='first_job_start_epoch') }}
+                - {{ goodput_epoch_to_microseconds('first_job_start_epoch') }}
         end as total_elapsed_seconds,
         -- hang detection: no job end, and silent for longer than the stall threshold
         (last_job_end_epoch is null
