@@ -116,8 +116,13 @@ def test_envelope_errors_name_the_field():
 
 
 def test_unknown_payload_keys_are_landed_not_dropped():
-    landed = from_log_entry(entry({"job_name": "run-1", "elastic_wait_start_time": 4.0}), "f:1")
-    assert "elastic_wait_start_time" in landed.payload
+    """A key no rule knows is kept as written (a newer recorder's); known keys are checked (the elastic
+    recorder's times are epoch seconds like every other time)."""
+    landed = from_log_entry(entry({"job_name": "run-1", "future_start_time": 4.0, "note": [1]}), "f:1")
+    assert "future_start_time" in landed.payload and "note" in landed.payload
+    with pytest.raises(InvalidEntry, match="elastic_wait_start_time is 4.0: not epoch seconds"):
+        from_log_entry(entry({"job_name": "run-1", "elastic_wait_event_type": "x", "elastic_wait_start_time": 4.0}),
+                       "f:1")
 
 
 def test_bare_payload_takes_time_from_payload_and_order_from_line():
