@@ -78,10 +78,34 @@ def _result(rows: list[dict[str, Any]], run_id: str, semantics: str, start: dt.d
     return result
 
 
+def _landed_runs(duckdb_path: str, run: str) -> list[str]:
+    """The run_ids of the landed runs `run` names (its run_id, or every project's run of that name),
+    whether or not they have entries in the window."""
+    import duckdb
+
+    from goodput_loader.warehouses.duckdb import connect
+
+    con = connect(duckdb_path, read_only=True)
+    try:
+        rows = con.execute("select distinct log_name, run_name from goodput_raw.log_entries "
+                           "where run_name = ? or run_name = ?", [run, run.split("/", 1)[-1]]).fetchall()
+    except duckdb.CatalogException:  # nothing landed yet
+        rows = []
+    finally:
+        con.close()
+    ids = sorted({f"{log_name.split('/')[1]}/{run_name}" for log_name, run_name in rows})
+    return [run] if run in ids else [run_id for run_id in ids if run_id.split("/", 1)[1] == run]
+
+
 def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
                      project_dir: str | None = None) -> dict[str, Any]:
     """What get_job_goodput_interval(start, end) returns for the run; LoaderError where it raises."""
-    rows = library_window_rows(duckdb_path, [Window(run, start, end)], project_dir)
+    if not Path(duckdb_path).exists():
+        raise LoaderError(f"{duckdb_path} does not exist: load entries first (goodput-loader load ...)")
+    # a name several projects use is refused even when only one of its runs has entries in the window
+    landed = _landed_runs(duckdb_path, run)
+    _one_run([{"run_id": run_id} for run_id in landed], run)
+    rows = library_window_rows(duckdb_path, [Window(landed[0] if landed else run, start, end)], project_dir)
     run_id = _one_run(rows, run)
     if rows[0]["invalid_reason"]:
         # the library raises ValueError here (its monitor sends nothing for the window)
