@@ -533,30 +533,46 @@ def push_target(values: dict[str, Any]) -> Any:
 push_options = push_target_options()
 
 
+push_bigquery_options = OptionGroup(
+    click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
+                 help="Read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB."),
+    click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests)."),
+    click.option("--dbt-target", default="bigquery", show_default=True,
+                 help="--bigquery: the output of your dbt profile the marts are built with; the live windows' "
+                      "build (--interval-semantics library) runs with its credentials in a scratch dataset "
+                      "beside its dataset, dropped afterwards."),
+    click.option("--profiles-dir", envvar="DBT_PROFILES_DIR", type=click.Path(file_okay=False),
+                 help="--bigquery: the directory of that profiles.yml (default: $DBT_PROFILES_DIR, else the "
+                      "project's)."),
+    click.option("--var", "assignments", multiple=True, metavar="KEY=VALUE",
+                 help="--bigquery: a project var your builds set, e.g. goodput_raw_schema=my_raw (VALUE is "
+                      "YAML), so the window build reads the same entries. Repeatable."),
+    prefix="bigquery_",
+)
+
+
 @main.command()
 @duckdb_option
 @push_options
 @click.option("--since", help="Oldest rolling window end to push (ISO 8601). Points older than ~25 h are "
               "dropped anyway: Cloud Monitoring refuses them.")
-@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
-              help="Read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB.")
-@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests).")
+@push_bigquery_options
 @click.option("--dry-run", is_flag=True, help="Print the CreateTimeSeries requests as JSON; send nothing.")
 @click.option("--endpoint", envvar="GOODPUT_MONITORING_ENDPOINT",
               help="Monitoring API endpoint (host:port of a local server for tests; plain gRPC, no credentials).")
 @click.option("--max-retries", type=click.IntRange(0), default=5, show_default=True,
               help="Retries of UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED and of rejected series.")
-@click.option("--interval-semantics", type=click.Choice(["library", "additive"]), default=None,
+@click.option("--interval-semantics", type=click.Choice(["library", "additive"]), default="library",
+              show_default=True,
               help="Interval Goodput/Badput of each run's live window (the one ending at its end or the build's "
-                   "evaluation time): library, as the library's rolling-window monitor computes it (default on "
-                   "DuckDB), or additive, as the rolling marts hold it (default, and the only one, on BigQuery). "
-                   "Complete windows of the history are always additive.")
+                   "evaluation time): library, as the library's rolling-window monitor computes it (a window "
+                   "build over those windows' entries), or additive, as the rolling marts hold it. Complete "
+                   "windows of the history are always additive.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Push even though the last dbt build of some model or test failed.")
-def push(duckdb_path: str, since: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None,
-         dry_run: bool, endpoint: str | None, max_retries: int, interval_semantics: str | None, as_json: bool,
-         allow_failed_build: bool, **options: Any) -> None:
+def push(duckdb_path: str, since: str | None, dry_run: bool, endpoint: str | None, max_retries: int,
+         interval_semantics: str, as_json: bool, allow_failed_build: bool, **options: Any) -> None:
     """Send the marts to Cloud Monitoring under the library's metric types and labels.
 
     Cumulative Goodput/Badput, disruptions, max productive step, step deviation, elapsed
@@ -571,17 +587,22 @@ def push(duckdb_path: str, since: str | None, bigquery_dataset: str | None, bigq
     Examples:
       goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --run llama3-70b
       goodput-loader push --project my-proj --location us-central2 --accelerator-type v5p-128 --dry-run
-      goodput-loader push --bigquery my-proj.goodput --project my-proj --location us-central2 --accelerator-type v5p-128
+      goodput-loader push --bigquery my-proj.goodput --var goodput_raw_schema=goodput_raw \\
+          --project my-proj --location us-central2 --accelerator-type v5p-128
     """
+    from goodput_loader.dbt import parse_var
     from goodput_loader.push.run import PushRequest, run_push
 
     target = push_options.take(options)
+    bigquery = push_bigquery_options.take(options)
     assert not options, f"options in no group: {sorted(options)}"
     request = PushRequest(
         duckdb_path=duckdb_path, target=push_target(target), runs=list(target["runs"]),
         since=_parse_time(since, "--since"), dry_run=dry_run, endpoint=endpoint, max_retries=max_retries,
-        bigquery_dataset=bigquery_dataset, bigquery_endpoint=bigquery_endpoint,
+        bigquery_dataset=bigquery["dataset"], bigquery_endpoint=bigquery["endpoint"],
         allow_failed_build=allow_failed_build, interval_semantics=interval_semantics,
+        dbt_target=bigquery["dbt_target"], profiles_dir=bigquery["profiles_dir"],
+        variables=dict(_run(parse_var, a) for a in bigquery["assignments"]),
     )
     summary = _run(run_push, request)
     if as_json or dry_run:

@@ -50,12 +50,14 @@ def parse_var(assignment: str) -> tuple[str, Any]:
         raise LoaderError(f"--var {key}: value {value!r} is not valid YAML: {exc}") from exc
 
 
-def project_args(duckdb_path: str, project_dir: str | None = None, target: str = "duckdb") -> list[str]:
-    """The arguments (and GOODPUT_DUCKDB) every dbt invocation of ours needs: this project, its profile,
-    the target, and the warehouse file."""
+def project_args(duckdb_path: str, project_dir: str | None = None, target: str = "duckdb",
+                 profiles_dir: str | None = None) -> list[str]:
+    """The arguments (and GOODPUT_DUCKDB) every dbt invocation of ours needs: this project, its profile
+    (the project's profiles.yml unless another directory is given), the target, and the warehouse file."""
     project = find_project_dir(project_dir)
-    os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
-    return ["--project-dir", str(project), "--profiles-dir", str(project), "--target", target]
+    if duckdb_path:
+        os.environ["GOODPUT_DUCKDB"] = str(Path(duckdb_path).resolve())
+    return ["--project-dir", str(project), "--profiles-dir", str(profiles_dir or project), "--target", target]
 
 
 def run_dbt(
@@ -67,12 +69,13 @@ def run_dbt(
     quiet: bool = True,
     target: str = "duckdb",
     variables: dict[str, Any] | None = None,
+    profiles_dir: str | None = None,
 ) -> None:
     """Invoke dbt in-process; raise LoaderError naming what failed."""
     from dbt.cli.main import dbtRunner
 
     os.environ.setdefault("GOODPUT_DBT_TARGET", target)
-    cli_args = [*args, *project_args(duckdb_path, project_dir, target)]
+    cli_args = [*args, *project_args(duckdb_path, project_dir, target, profiles_dir)]
     all_vars = dbt_vars(as_of, variables)
     if all_vars:
         cli_args += ["--vars", json.dumps(all_vars)]

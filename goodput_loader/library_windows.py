@@ -3,9 +3,10 @@
 GoodputCalculator.get_job_goodput_interval recomputes Goodput from scratch over the entries inside a
 window; it does not look the window up in the job's attribution. The warehouse reproduces that by
 building the per-run attribution models over each window's entries as a run of its own
-(macros/library_windows/library_windows.sql), in a scratch DuckDB file that attaches the warehouse
-read only: the warehouse's tables, incremental state and build watermark stay exactly as they were,
-and a failed window build leaves nothing behind.
+(macros/library_windows/library_windows.sql) in a scratch warehouse: on DuckDB a scratch file that
+attaches the warehouse read only; on BigQuery a scratch dataset beside the marts', built through the
+user's own dbt profile target and dropped afterwards. The warehouse's tables, incremental state and
+build watermark stay exactly as they were, and a failed window build leaves nothing behind.
 
 `interval --semantics library` asks for one window; `push` for the live window of every run it sends.
 """
@@ -18,27 +19,53 @@ import json
 import os
 import subprocess
 import sys
+import secrets
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterator
 
-from goodput_loader.dbt import project_args, run_dbt
+from goodput_loader.dbt import find_project_dir, project_args, run_dbt
 from goodput_loader.errors import LoaderError
 
 TARGET = "duckdb_library_windows"
 # the attach alias of the warehouse in profiles.yml's duckdb_library_windows target
 WAREHOUSE_ALIAS = "warehouse"
+# the target of the scratch profile a BigQuery window build writes (one output: the user's, another dataset)
+BIGQUERY_TARGET = "library_windows"
+
+
+@dataclass(frozen=True)
+class BigQueryBuild:
+    """A window build on BigQuery: the dbt profile target the marts are built with (its credentials,
+    project and location), and the project vars that build uses to find the landed entries
+    (goodput_raw_schema, goodput_source, ...). The build writes into a scratch dataset named after the
+    target's dataset (`<dataset>_library_windows_<random>`), dropped when it is done."""
+
+    target: str = "bigquery"
+    profiles_dir: str | None = None
+    variables: dict[str, Any] = field(default_factory=dict)
+
+    def check(self, project_dir: str | None = None) -> None:
+        """Raise now, before any work, if the profile cannot give a window build its scratch dataset."""
+        with tempfile.TemporaryDirectory(prefix="goodput-library-windows-") as scratch:
+            scratch_bigquery_profile(Path(scratch), "_check", self.target, self.profiles_dir, project_dir)
 
 
 @dataclass(frozen=True)
 class Window:
-    """One interval query: a run (run_id, or a run name) and [start, end]."""
+    """One interval query: a run (run_id, or a run name) and [start, end].
+
+    read_by says which entries are in it, besides a payload time after start (the library's in-memory
+    filter): "timestamp", those Cloud Logging returns to get_job_goodput_interval(start, end), logged in
+    (start, end]; "payload", those the monitor has when it polls at `end` (everything logged by then):
+    payload time not after end. The two differ for entries logged after their time, as Orbax records are."""
 
     run: str
     start: dt.datetime
     end: dt.datetime
+    read_by: str = "timestamp"
 
 
 def iso(value: dt.datetime) -> str:
@@ -63,19 +90,24 @@ def _scratch_env(path: Path) -> Iterator[None]:
             os.environ["GOODPUT_LIBRARY_WINDOWS_DUCKDB"] = previous
 
 
-def library_window_rows(duckdb_path: str, windows: list[Window],
-                        project_dir: str | None = None) -> list[dict[str, Any]]:
+def library_window_rows(duckdb_path: str, windows: list[Window], project_dir: str | None = None,
+                        bigquery: BigQueryBuild | None = None) -> list[dict[str, Any]]:
     """Every window's measures as the library computes them (rows of goodput_library_window_results:
-    window_no, run_id, invalid_reason, elapsed_seconds, measure, seconds, pct, ...).
+    window_no, run_id, invalid_reason, elapsed_seconds, measure, seconds, pct, ...), built on the
+    DuckDB warehouse at duckdb_path, or on BigQuery when `bigquery` says how.
 
     dbt runs in a child process: dbt-duckdb keeps its DuckDB instance (with the warehouse attached) for
     the life of the process, and push holds the warehouse itself before and after."""
     if not windows:
         return []
-    if not Path(duckdb_path).exists():
+    if bigquery is None and not Path(duckdb_path).exists():
         raise LoaderError(f"{duckdb_path} does not exist: load entries first (goodput-loader load ...)")
-    spec = {"duckdb_path": str(duckdb_path), "project_dir": project_dir,
-            "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end)} for w in windows]}
+    spec = {"duckdb_path": "" if bigquery else str(duckdb_path), "project_dir": project_dir,
+            "bigquery": None if bigquery is None else {"target": bigquery.target,
+                                                       "profiles_dir": bigquery.profiles_dir,
+                                                       "variables": bigquery.variables},
+            "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end), "read_by": w.read_by}
+                        for w in windows]}
     child = subprocess.run([sys.executable, "-m", "goodput_loader.library_windows"], input=json.dumps(spec),
                            capture_output=True, text=True)
     if child.returncode != 0:
@@ -88,32 +120,92 @@ def library_window_rows(duckdb_path: str, windows: list[Window],
 _TIMES = ("requested_start_at", "requested_end_at", "counted_from_at", "counted_until_at")
 
 
-def _build_and_read(duckdb_path: str, windows: list[dict[str, str]], project_dir: str | None) -> list[dict[str, Any]]:
+def _build_and_read(duckdb_path: str, windows: list[dict[str, str]], project_dir: str | None,
+                    bigquery: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The window build and its results, in this process (the child's work)."""
+    with tempfile.TemporaryDirectory(prefix="goodput-library-windows-") as scratch:
+        paths = ["--target-path", str(Path(scratch) / "target"), "--log-path", str(Path(scratch) / "logs")]
+        if bigquery is None:
+            variables = {"goodput_raw_database": WAREHOUSE_ALIAS, "goodput_library_windows": windows}
+            with _scratch_env(Path(scratch) / "windows.duckdb"):
+                return _build(paths, variables, duckdb_path=duckdb_path, project_dir=project_dir, target=TARGET)
+        variables = {**bigquery["variables"], "goodput_library_windows": windows}
+        suffix = f"_library_windows_{secrets.token_hex(4)}"
+        profiles = scratch_bigquery_profile(Path(scratch), suffix, bigquery["target"], bigquery["profiles_dir"],
+                                            project_dir)
+        dbt = {"duckdb_path": "", "project_dir": project_dir, "target": BIGQUERY_TARGET, "profiles_dir": profiles}
+        try:
+            return _build(paths, variables, **dbt)
+        finally:
+            # the scratch dataset goes, whatever happened (dbt may have created it before failing)
+            try:
+                run_dbt(["run-operation", "goodput_drop_window_build", "--args", json.dumps({"suffix": suffix}),
+                         *paths], variables=variables, **dbt)
+            except LoaderError as exc:
+                raise LoaderError(f"the window build's scratch dataset (the {bigquery['target']!r} output's dataset "
+                                  f"+ {suffix!r}) was not dropped: delete it (bq rm -r -f PROJECT:DATASET); "
+                                  f"{exc}") from exc
+
+
+def _build(paths: list[str], variables: dict[str, Any], *, duckdb_path: str, project_dir: str | None,
+           target: str, profiles_dir: str | None = None) -> list[dict[str, Any]]:
+    """Build the attribution models over the windows' entries, then read goodput_library_window_results."""
     from dbt.cli.main import dbtRunner
 
-    variables = {"goodput_raw_database": WAREHOUSE_ALIAS, "goodput_library_windows": windows}
-    with tempfile.TemporaryDirectory(prefix="goodput-library-windows-") as scratch, \
-            _scratch_env(Path(scratch) / "windows.duckdb"):
-        paths = ["--target-path", str(Path(scratch) / "target"), "--log-path", str(Path(scratch) / "logs")]
-        run_dbt(["build", "--select", "+int_goodput__badput_buckets", "--exclude-resource-type", "test",
-                 "unit_test", "--full-refresh", *paths],
-                duckdb_path=duckdb_path, project_dir=project_dir, target=TARGET, variables=variables)
-        result = dbtRunner().invoke([
-            "--log-level", "none", "show", "--inline", "{{ goodput_library_window_results() }}", "--limit", "-1",
-            *paths, *project_args(duckdb_path, project_dir, TARGET), "--vars", json.dumps(variables),
-        ])
-        if not result.success:
-            raise LoaderError(f"reading the library windows failed: {result.exception}")
-        table = result.result.results[0].agate_table
-        return [{name: _plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
+    run_dbt(["build", "--select", "+int_goodput__badput_buckets", "--exclude-resource-type", "test",
+             "unit_test", "--full-refresh", *paths],
+            duckdb_path=duckdb_path, project_dir=project_dir, target=target, variables=variables,
+            profiles_dir=profiles_dir)
+    result = dbtRunner().invoke([
+        "--log-level", "none", "show", "--inline", "{{ goodput_library_window_results() }}", "--limit", "-1",
+        *paths, *project_args(duckdb_path, project_dir, target, profiles_dir), "--vars", json.dumps(variables),
+    ])
+    if not result.success:
+        raise LoaderError(f"reading the library windows failed: {result.exception}")
+    table = result.result.results[0].agate_table
+    return [{name: _plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
+
+
+def scratch_bigquery_profile(directory: Path, suffix: str, target: str, profiles_dir: str | None,
+                             project_dir: str | None) -> str:
+    """Write a profiles.yml holding one output: the user's BigQuery `target` with its dataset renamed
+    `<dataset><suffix>`; return its directory.
+
+    Everything a build writes besides its models (incremental state, build results, the watermark) goes
+    to the target's dataset, so the window build must not run in the marts' dataset. The output is
+    copied as written (env_var() and all: dbt renders it), so it authenticates as the user's builds do."""
+    import yaml
+
+    source_dir = Path(profiles_dir or os.environ.get("DBT_PROFILES_DIR") or find_project_dir(project_dir))
+    source = source_dir / "profiles.yml"
+    project = yaml.safe_load((find_project_dir(project_dir) / "dbt_project.yml").read_text())
+    try:
+        profiles = yaml.safe_load(source.read_text()) or {}
+    except OSError as exc:
+        raise LoaderError(f"cannot read the dbt profile for the BigQuery window build ({source}: {exc.strerror}): "
+                          "pass --profiles-dir (the directory of your profiles.yml), or push with "
+                          "--interval-semantics additive") from exc
+    outputs = (profiles.get(project["profile"]) or {}).get("outputs") or {}
+    output = outputs.get(target)
+    if not isinstance(output, dict) or output.get("type") != "bigquery":
+        raise LoaderError(f"{source}: profile {project['profile']!r} has no BigQuery output {target!r} (it has "
+                          f"{', '.join(sorted(outputs)) or 'none'}): pass --dbt-target, or push with "
+                          "--interval-semantics additive")
+    dataset = output.get("dataset", output.get("schema"))
+    if not dataset:
+        raise LoaderError(f"{source}: output {target!r} names no dataset")
+    scratch = {k: v for k, v in output.items() if k not in ("dataset", "schema")}
+    scratch["dataset"] = f"{dataset}{suffix}"
+    (directory / "profiles.yml").write_text(yaml.safe_dump(
+        {project["profile"]: {"target": BIGQUERY_TARGET, "outputs": {BIGQUERY_TARGET: scratch}}}))
+    return str(directory)
 
 
 def main() -> None:
     """Child process: a JSON spec on stdin, the rows as JSON on stdout, an actionable error on stderr."""
     spec = json.load(sys.stdin)
     try:
-        rows = _build_and_read(spec["duckdb_path"], spec["windows"], spec["project_dir"])
+        rows = _build_and_read(spec["duckdb_path"], spec["windows"], spec["project_dir"], spec["bigquery"])
     except LoaderError as exc:
         print(f"window build failed: {exc}", file=sys.stderr)
         sys.exit(1)

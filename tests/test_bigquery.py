@@ -163,29 +163,51 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     for path in compiled:
         sqlglot.parse(path.read_text(), read="bigquery")
 
-    # push reads the BigQuery marts and writes what it writes from DuckDB; its state lives in BigQuery
-    # (live windows as the marts hold them on both: the library's semantics is a DuckDB window build)
+    # push reads the BigQuery marts and writes what it writes from DuckDB; its state lives in BigQuery.
+    # Live windows both ways: additive (the rolling marts) and the library's (a window build in a scratch
+    # dataset through the profile above, dropped afterwards; on DuckDB a scratch file)
     from goodput_loader.push.run import PushRequest, run_push
     from goodput_loader.push.series import Target
     from support.fake_monitoring import FakeMonitoring
 
     now = AS_OF + dt.timedelta(hours=1)
     target = Target("proj", "us-central2", "0", "v5p-128")
-    pushed = []
-    for source in [{"bigquery_dataset": f"{PROJECT}.goodput", "bigquery_endpoint": emulator}, {}]:
-        with FakeMonitoring(now=now) as server:
-            summary = run_push(PushRequest(duckdb_path=str(duck), target=target, endpoint=server.endpoint, now=now,
-                                           interval_semantics="additive", **source))
-            assert summary["failed"] == [] and summary["points_written"] > 100, summary
-            pushed.append({k: [v for _, v in points] for k, points in server.points().items()})
-    assert pushed[0].keys() == pushed[1].keys()
-    for key, values in pushed[1].items():
-        assert pushed[0][key] == pytest.approx(values), key
-    again = run_push(PushRequest(duckdb_path="", target=target, dry_run=True, now=now,
-                                 bigquery_dataset=f"{PROJECT}.goodput", bigquery_endpoint=emulator))
+    bigquery = {"bigquery_dataset": f"{PROJECT}.goodput", "bigquery_endpoint": emulator,
+                "profiles_dir": str(profiles), "variables": {"goodput_raw_schema": RAW}}
+    datasets = sorted(d.dataset_id for d in client.list_datasets())
+    tables = sorted(t.table_id for t in client.list_tables("goodput"))
+    state = bq_rows(client, "select * from goodput.goodput_build_watermark")
+    by_semantics = {}
+    for semantics in ["additive", "library"]:
+        pushed = []
+        for source in [bigquery, {}]:
+            with FakeMonitoring(now=now) as server:
+                summary = run_push(PushRequest(duckdb_path=str(duck), target=target, endpoint=server.endpoint,
+                                               now=now, interval_semantics=semantics, **source))
+                assert summary["failed"] == [] and summary["points_written"] > 100, summary
+                assert summary["live_window_semantics"] == semantics
+                pushed.append({k: [v for _, v in points] for k, points in server.points().items()})
+            # the next push starts afresh
+            if source:
+                client.query("drop table goodput.push_state").result()
+            else:
+                with duckdb.connect(str(duck)) as con:
+                    con.execute("drop table goodput_push.push_state")
+        assert pushed[0].keys() == pushed[1].keys(), semantics
+        for key, values in pushed[1].items():
+            assert pushed[0][key] == pytest.approx(values, abs=1e-9), (semantics, key)
+        by_semantics[semantics] = {key: values for key, values in pushed[0].items() if "interval" in str(key)}
+    # the library's live windows differ from the located ones (the running run's last step is not OTHER there)
+    assert by_semantics["library"] and by_semantics["library"].keys() <= by_semantics["additive"].keys()
+    assert any(values != pytest.approx(by_semantics["additive"][key]) for key, values in by_semantics["library"].items())
+    # the window builds left no dataset behind, and nothing in the marts' dataset changed
+    assert sorted(d.dataset_id for d in client.list_datasets()) == datasets
+    assert sorted(t.table_id for t in client.list_tables("goodput")) == tables
+    assert bq_rows(client, "select * from goodput.goodput_build_watermark") == state
+    summary = run_push(PushRequest(duckdb_path="", target=target, dry_run=True, now=now, **bigquery))
+    again = run_push(PushRequest(duckdb_path="", target=target, dry_run=True, now=now, **bigquery))
     # (points once dropped as closer than 5 s to the next now count as behind the pushed ones)
-    assert again["points_planned"] == 0
-    assert again["already_pushed"] == summary["points_written"] + summary["dropped_too_close"]
+    assert summary["points_planned"] > 100 and again["points_planned"] == summary["points_planned"]
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[tuple]:

@@ -7,30 +7,84 @@ entry, on an entry's exact time, under a second, holding one entry, holding none
 computed by one window build (goodput_loader/library_windows.py) and by a fresh library calculator;
 where the library raises ours must give its reason, elsewhere Goodput, the total, every key of the
 Badput breakdown, the last productive step and the disruptions must be equal within 1e-6.
+
+The LogEntries are stamped as Cloud Logging stamps them, when written: a few milliseconds after the
+recorder's times, an Orbax record when its checkpoint is done. The library's read filters on those
+stamps (start < timestamp <= end), then keeps the payloads whose time is after start; the oracle's
+logger does the same, and windows end between an Orbax record's time and its stamp.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import land_runs
 from ml_goodput_measurement.src import goodput as lib_goodput
-from support.oracle import ListCloudLogger, breakdown_by_key, payload_time, payloads_in_processing_order
+from support.oracle import ListCloudLogger, breakdown_by_key, payload_time
 from support.scenarios import random_runs, utc
+
+from goodput_loader.entries import format_rfc3339_us, parse_rfc3339_us
 
 from goodput_loader.library_windows import Window, library_window_rows
 
 SEEDS = list(range(500, 540))
 
 
-def library_interval(name: str, payloads: list[dict[str, Any]], start: float, end: float,
+class LoggedCloudLogger(ListCloudLogger):
+    """The library's _CloudLogger over entries with their LogEntry timestamps: an interval read returns
+    the payloads Cloud Logging's filter `timestamp > start AND timestamp <= end` returns, in order."""
+
+    def __init__(self, job_name: str, logged: list[tuple[int, dict[str, Any]]]):
+        super().__init__(job_name, [payload for _, payload in logged])
+        self.logged = logged
+
+    def read_cloud_logging_entries(self, start_time=None, end_time=None, last_entry_info=None):
+        assert start_time is not None and end_time is not None and last_entry_info is None  # one cold read
+        low, high = as_us(start_time), as_us(end_time)
+        kept = [(ts, payload) for ts, payload in self.logged if low < ts <= high]
+        if not kept:
+            return [], (None, None)
+        return [payload for _, payload in kept], (dt.datetime.fromtimestamp(kept[-1][0] / 1e6, dt.timezone.utc),
+                                                  str(len(kept)))
+
+
+def as_us(value: dt.datetime) -> int:
+    """A datetime as exact epoch microseconds, as Cloud Logging compares its isoformat() with timestamps."""
+    return (value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1)
+
+
+def logged_when_written(entries: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """The entries stamped when written, in write order: never before the payload's time, the recorder's
+    up to 50 ms after it, an Orbax record (written with its checkpoint's start time) when it is done."""
+    rng = random.Random(seed)
+    out, previous = [], 0
+    for entry in entries:
+        payload = entry["jsonPayload"]
+        delay = payload.get("checkpoint_manager_duration_secs", rng.uniform(0, 0.05))
+        previous = max(previous, int(round((payload_time(payload) + delay) * 1e6)))
+        out.append({**entry, "timestamp": format_rfc3339_us(previous)})
+    return out
+
+
+def in_read_order(entries: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """(timestamp in µs, payload) as the library reads them: by (timestamp, insertId), each entry once."""
+    seen, out = set(), []
+    for entry in sorted(entries, key=lambda e: (e["timestamp"], e["insertId"])):
+        if (entry["timestamp"], entry["insertId"]) not in seen:
+            seen.add((entry["timestamp"], entry["insertId"]))
+            out.append((parse_rfc3339_us(entry["timestamp"], "timestamp"), entry["jsonPayload"]))
+    return out
+
+
+def library_interval(name: str, logged: list[tuple[int, dict[str, Any]]], start: float, end: float,
                      cache_dir: Path) -> dict[str, Any]:
     """What get_job_goodput_interval returns for [start, end], or the error it raises."""
     calculator = lib_goodput.GoodputCalculator(job_name=name, logger_name=f"goodput_{name}",
-                                               cloud_logger=ListCloudLogger(name, payloads),
+                                               cloud_logger=LoggedCloudLogger(name, logged),
                                                cache_dir=str(cache_dir))
     try:
         goodput, breakdown, max_step, total, disruptions = calculator.get_job_goodput_interval(utc(start), utc(end))
@@ -41,11 +95,11 @@ def library_interval(name: str, payloads: list[dict[str, Any]], start: float, en
             "elapsed_seconds": total, "disruptions": disruptions}
 
 
-def windows_of(payloads: list[dict[str, Any]], seed: int) -> list[tuple[float, float]]:
-    """Windows over one run: whole, random, at restarts and init, live at its end, degenerate."""
-    import random
-
+def windows_of(logged: list[tuple[int, dict[str, Any]]], seed: int) -> list[tuple[float, float]]:
+    """Windows over one run: whole, random, at restarts and init, live at its end, degenerate, and ending
+    while a checkpoint is being written (after its record's time, before the record is logged)."""
     rng = random.Random(seed)
+    payloads = [payload for _, payload in logged]
     times = [payload_time(p) for p in payloads]
     first, last = min(times), max(times)
     starts = [payload_time(p) for p in payloads if "job_start_time" in p]
@@ -59,10 +113,20 @@ def windows_of(payloads: list[dict[str, Any]], seed: int) -> list[tuple[float, f
         out.append((t + rng.uniform(0, 3), t + rng.uniform(30, 3000)))
     k = rng.randrange(len(times))
     out.append((times[k], times[k] + rng.uniform(1, 200)))       # starts on an entry's time (excluded)
-    out.append((times[k] - rng.uniform(1, 200), times[k]))       # ends on an entry's time (included)
+    out.append((times[k] - rng.uniform(1, 200), times[k]))       # ends on an entry's time (logged later)
     out.append((times[k] - 1e-4, times[k]))                      # holds (about) one entry
     out.append((times[k], times[k] + 0.5))                       # under a second
+    late = [(payload_time(p), ts / 1e6) for ts, p in logged if ts / 1e6 - payload_time(p) > 0.2]
+    for at, stamped in rng.sample(late, min(3, len(late))):
+        out.append((at - rng.uniform(1, 300), rng.uniform(at, stamped)))
     return out
+
+
+def read_by_payload_differs(logged: list[tuple[int, dict[str, Any]]], start: float, end: float) -> bool:
+    """Whether the entries of [start, end] by payload time alone differ from those Cloud Logging returns."""
+    low, high = as_us(utc(start)), as_us(utc(end))
+    return any((low < ts <= high) != (start < payload_time(p) <= end) and payload_time(p) > start
+               for ts, p in logged)
 
 
 def ours(db: Path, windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -75,13 +139,14 @@ def ours(db: Path, windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def compared(tmp_path_factory) -> list[tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]]:
     tmp_path = tmp_path_factory.mktemp("library-windows")
     runs, _ = random_runs(SEEDS)
+    runs = {name: logged_when_written(entries, SEEDS[i]) for i, (name, entries) in enumerate(runs.items())}
     db = land_runs(tmp_path, runs)
     cases = []
     for i, (name, entries) in enumerate(runs.items()):
-        payloads = payloads_in_processing_order(entries)
-        for start, end in windows_of(payloads, SEEDS[i]):
+        logged = in_read_order(entries)
+        for start, end in windows_of(logged, SEEDS[i]):
             cases.append({"run": name, "start": utc(start).isoformat(), "end": utc(end).isoformat(),
-                          "payloads": payloads, "bounds": (start, end)})
+                          "logged": logged, "bounds": (start, end)})
     rows = ours(db, [{k: c[k] for k in ("run", "start", "end")} for c in cases])
     by_window: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
@@ -92,7 +157,8 @@ def compared(tmp_path_factory) -> list[tuple[dict[str, Any], dict[str, Any], lis
         # round-trip the bounds through the ISO text dbt got, so both sides see the same microseconds
         start = dt.datetime.fromisoformat(case["start"]).timestamp()
         end = dt.datetime.fromisoformat(case["end"]).timestamp()
-        out.append((case, library_interval(case["run"], case["payloads"], start, end, tmp_path / f"c{no}"),
+        case["read_by_payload_differs"] = read_by_payload_differs(case["logged"], start, end)
+        out.append((case, library_interval(case["run"], case["logged"], start, end, tmp_path / f"c{no}"),
                     by_window[no]))
     return out
 
@@ -118,8 +184,10 @@ def test_every_window_equals_the_library(compared):
         assert set(ours_pct) == set(lib["badput_pct"]), where
         for key, value in lib["badput_pct"].items():
             assert ours_pct[key] == pytest.approx(value, abs=1e-6), (where, key)
-    # the comparison covers both outcomes, many times each
+    # the comparison covers both outcomes, many times each, and windows where reading by payload time
+    # alone (as push's live windows do) would give other entries
     assert computed > 300 and raised > 60, (computed, raised)
+    assert sum(case["read_by_payload_differs"] for case, _, _ in compared) > 30
 
 
 def test_windows_where_the_two_semantics_part_ways_are_covered(compared):
@@ -129,3 +197,44 @@ def test_windows_where_the_two_semantics_part_ways_are_covered(compared):
     startup_at_edge = [lib for case, lib, _ in compared
                        if "error" not in lib and lib["badput_pct"].get(("PROGRAM_STARTUP", None), 0) > 0]
     assert len(restarts) > 20 and len(startup_at_edge) > 50, (len(restarts), len(startup_at_edge))
+
+
+def test_a_bigquery_window_build_writes_into_a_scratch_copy_of_the_users_output(tmp_path):
+    """The window build's profile is the user's BigQuery output as written (credentials, env_var() and all),
+    with only its dataset renamed, so nothing the build writes lands in the marts' dataset. The build
+    itself runs against the BigQuery emulator in test_bigquery.py."""
+    import yaml
+
+    from goodput_loader.errors import LoaderError
+    from goodput_loader.library_windows import BIGQUERY_TARGET, BigQueryBuild, scratch_bigquery_profile
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "profiles.yml").write_text("""
+goodput_warehouse:
+  target: prod
+  outputs:
+    prod:
+      type: bigquery
+      method: service-account
+      keyfile: "{{ env_var('KEYFILE') }}"
+      project: my-proj
+      schema: "{{ env_var('DATASET', 'goodput') }}"
+      location: EU
+    local:
+      type: duckdb
+      path: x.duckdb
+""")
+    out = tmp_path / "out"
+    out.mkdir()
+    written = yaml.safe_load(Path(scratch_bigquery_profile(out, "_library_windows_ab12", "prod", str(user), None),
+                                  "profiles.yml").read_text())
+    assert written == {"goodput_warehouse": {"target": BIGQUERY_TARGET, "outputs": {BIGQUERY_TARGET: {
+        "type": "bigquery", "method": "service-account", "keyfile": "{{ env_var('KEYFILE') }}",
+        "project": "my-proj", "location": "EU",
+        "dataset": "{{ env_var('DATASET', 'goodput') }}_library_windows_ab12"}}}}
+    with pytest.raises(LoaderError, match=r"has no BigQuery output 'local' \(it has local, prod\).*--dbt-target"):
+        BigQueryBuild(target="local", profiles_dir=str(user)).check()
+    with pytest.raises(LoaderError, match="cannot read the dbt profile.*--profiles-dir.*additive"):
+        BigQueryBuild(profiles_dir=str(tmp_path / "missing")).check()
+    BigQueryBuild(target="prod", profiles_dir=str(user)).check()

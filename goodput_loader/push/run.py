@@ -13,8 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from goodput_loader.errors import LoaderError
-from goodput_loader.library_windows import Window, library_window_rows
+from goodput_loader.library_windows import BigQueryBuild, Window, library_window_rows
 from goodput_loader.push.sender import Sender, make_client
 from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points, interval_points,
                                          plan_requests, to_json)
@@ -39,17 +38,19 @@ class PushRequest:
     bigquery_dataset: str | None = None
     bigquery_endpoint: str | None = None
     allow_failed_build: bool = False
-    # of the live windows: library (DuckDB's default) or additive (BigQuery's); None = the warehouse's default
-    interval_semantics: str | None = None
+    # of the live windows: library (the default) or additive
+    interval_semantics: str = "library"
     project_dir: str | None = None
+    # BigQuery's window build: the dbt profile target the marts are built with, and that build's vars
+    dbt_target: str = "bigquery"
+    profiles_dir: str | None = None
+    variables: dict[str, Any] = field(default_factory=dict)
 
-    def live_window_semantics(self) -> str:
-        """library or additive, checked against the warehouse (the window build runs on DuckDB only)."""
-        semantics = self.interval_semantics or ("additive" if self.bigquery_dataset else "library")
-        if semantics == "library" and self.bigquery_dataset:
-            raise LoaderError("--interval-semantics library needs the DuckDB warehouse: its window build does not "
-                              "run on BigQuery yet; push from BigQuery with --interval-semantics additive")
-        return semantics
+    def window_build(self) -> BigQueryBuild | None:
+        """How a window build reaches BigQuery (None: it runs on the DuckDB warehouse)."""
+        if not self.bigquery_dataset:
+            return None
+        return BigQueryBuild(target=self.dbt_target, profiles_dir=self.profiles_dir, variables=self.variables)
 
 
 def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[list[Point], dict[str, list[str]], int]:
@@ -73,7 +74,7 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     # computes each window on its own: with the library's semantics the live windows of every run are sent
     runs = [run for run in chosen if run["is_valid"]]
     ids = [run["run_id"] for run in runs]
-    semantics = request.live_window_semantics()
+    semantics = request.interval_semantics
     live_ids = [run["run_id"] for run in chosen] if semantics == "library" else ids
     breakdown: dict[str, list[dict[str, Any]]] = {}
     for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
@@ -122,11 +123,12 @@ def library_live_windows(request: PushRequest, live: list[dict[str, Any]]) -> tu
     """Interval Goodput/Badput of each live window as the library's rolling-window monitor computes it
     (get_interval_metric_details over [end - size, end]): one window build for all of them. A window
     the library raises on gets no point, as its monitor then uploads nothing."""
+    # read by payload time: the monitor polls after the run's last entry (its end) has been logged
     windows = [Window(row["run_id"], as_utc(row["end_at"]) - dt.timedelta(seconds=int(row["window_seconds"])),
-                      as_utc(row["end_at"])) for row in live]
+                      as_utc(row["end_at"]), read_by="payload") for row in live]
     goodput: list[dict[str, Any]] = []
     badput: list[dict[str, Any]] = []
-    for row in library_window_rows(request.duckdb_path, windows, request.project_dir):
+    for row in library_window_rows(request.duckdb_path, windows, request.project_dir, request.window_build()):
         window = live[int(row["window_no"])]
         if row["invalid_reason"] is not None:
             continue
@@ -144,6 +146,9 @@ def run_push(request: PushRequest) -> dict[str, Any]:
     now = request.now or dt.datetime.now(dt.timezone.utc)
     # The client first: a missing extra or missing credentials fail before any work.
     client = None if request.dry_run else make_client(request.endpoint)
+    build = request.window_build()
+    if build is not None and request.interval_semantics == "library":
+        build.check(request.project_dir)
     marts: Marts = (BigQueryMarts(request.bigquery_dataset, request.bigquery_endpoint, request.dry_run)
                     if request.bigquery_dataset else DuckDBMarts(request.duckdb_path, request.dry_run))
     try:
@@ -154,7 +159,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
         plan.dropped_too_old += too_old
         summary: dict[str, Any] = _summary(plan)
         summary["not_pushed_shared_names"] = shared
-        summary["live_window_semantics"] = request.live_window_semantics()
+        summary["live_window_semantics"] = request.interval_semantics
         if request.dry_run:
             summary["requests"] = [{"name": f"projects/{request.target.project}",
                                     "timeSeries": [to_json(p) for p in points]} for points in plan.requests]

@@ -45,6 +45,19 @@
   (unix_micros(timestamp({{ goodput_string_literal(iso) }})) / 1000000.0)
 {%- endmacro %}
 
+{#- An ISO 8601 literal -> epoch microseconds (an exact integer, to compare with TIMESTAMP columns). -#}
+{% macro goodput_iso_to_epoch_us(iso) -%}
+  {{ return(adapter.dispatch('goodput_iso_to_epoch_us', 'goodput_warehouse')(iso)) }}
+{%- endmacro %}
+
+{% macro default__goodput_iso_to_epoch_us(iso) -%}
+  epoch_us(cast({{ goodput_string_literal(iso) }} as timestamptz))
+{%- endmacro %}
+
+{% macro bigquery__goodput_iso_to_epoch_us(iso) -%}
+  unix_micros(timestamp({{ goodput_string_literal(iso) }}))
+{%- endmacro %}
+
 
 {#
   The evaluation time of runs that have not ended, as epoch seconds.

@@ -36,9 +36,14 @@
   {%- set out = [] -%}
   {%- for window in windows -%}
     {%- if window is mapping -%}
-      {%- do out.append({'run': window['run'] | string, 'start': window['start'] | string, 'end': window['end'] | string}) -%}
+      {%- do out.append({'run': window['run'] | string, 'start': window['start'] | string, 'end': window['end'] | string,
+                         'read_by': window.get('read_by', 'timestamp') | string}) -%}
     {%- else -%}
-      {%- do out.append({'run': window[0] | string, 'start': window[1] | string, 'end': window[2] | string}) -%}
+      {%- do out.append({'run': window[0] | string, 'start': window[1] | string, 'end': window[2] | string,
+                         'read_by': 'timestamp'}) -%}
+    {%- endif -%}
+    {%- if out[-1]['read_by'] not in ('timestamp', 'payload') -%}
+      {{ exceptions.raise_compiler_error("a library window's read_by is timestamp or payload, not " ~ out[-1]['read_by']) }}
     {%- endif -%}
   {%- endfor -%}
   {{ return(out) }}
@@ -48,14 +53,17 @@
   {{ return(goodput_library_windows() | length > 0) }}
 {%- endmacro %}
 
-{#- The windows as rows: window_no, window_run, start_epoch, end_epoch. -#}
+{#- The windows as rows: window_no, window_run, start_epoch, end_epoch, start_us, end_us, read_by_timestamp. -#}
 {% macro goodput_library_window_rows() -%}
   {%- for window in goodput_library_windows() %}
     select
         {{ loop.index0 }} as window_no,
         {{ goodput_string_literal(window['run']) }} as window_run,
         {{ goodput_iso_to_epoch(window['start']) }} as start_epoch,
-        {{ goodput_iso_to_epoch(window['end']) }} as end_epoch
+        {{ goodput_iso_to_epoch(window['end']) }} as end_epoch,
+        {{ goodput_iso_to_epoch_us(window['start']) }} as start_us,
+        {{ goodput_iso_to_epoch_us(window['end']) }} as end_us,
+        {{ 'true' if window['read_by'] == 'timestamp' else 'false' }} as read_by_timestamp
     {{ "union all" if not loop.last }}
   {%- endfor %}
 {%- endmacro %}
@@ -65,8 +73,13 @@
   The entries of every window, each window's as a run of its own: `landed`
   is the select of landed entries (raw contract columns). An entry is in a
   window when its time (goodput_payload_time) is after the start, to the
-  microsecond as the library's datetime is, and not after the end, as Cloud
-  Logging's timestamp filter reads it.
+  microsecond as the library's datetime is (its in-memory filter), and:
+  - read_by 'timestamp' (get_job_goodput_interval(start, end), the default):
+    its LogEntry timestamp is in (start, end], Cloud Logging's filter on the
+    library's read. An Orbax record is logged when the checkpoint is done, so
+    a window ending during the checkpoint holds its step but not its record;
+  - read_by 'payload' (push's live window: the monitor polling at `end`,
+    when everything before it has been logged): its time is not after end.
 -#}
 {% macro goodput_library_window_entries(landed) -%}
     select
@@ -84,7 +97,8 @@
     from (
         select
             *,
-            {{ goodput_payload_time('payload') }} as payload_time_epoch
+            {{ goodput_payload_time('payload') }} as payload_time_epoch,
+            {{ goodput_timestamp_to_epoch_us(adapter.quote('timestamp')) }} as logged_us
         from ({{ landed }}) as all_landed
     ) as landed
     inner join ({{ goodput_library_window_rows() }}) as windows
@@ -94,7 +108,14 @@
         )
         and landed.payload_time_epoch > windows.start_epoch
         and {{ goodput_epoch_to_microseconds('landed.payload_time_epoch') }} > windows.start_epoch
-        and landed.payload_time_epoch <= windows.end_epoch
+        and (
+            (
+                windows.read_by_timestamp
+                and landed.logged_us > windows.start_us
+                and landed.logged_us <= windows.end_us
+            )
+            or (not windows.read_by_timestamp and landed.payload_time_epoch <= windows.end_epoch)
+        )
 {%- endmacro %}
 
 
@@ -305,4 +326,19 @@ select
     pct
 from ({{ goodput_library_window_results() }}) as library_windows
 where window_no = {{ ns.window_no }}
+{%- endmacro %}
+
+
+{#-
+  run-operation after a window build on BigQuery (goodput_loader/library_windows.py):
+  drop the scratch dataset the build wrote into, the target's dataset. The
+  dataset must end in `suffix`, the random name the scratch profile gave it, so
+  this never drops a dataset it did not create.
+-#}
+{% macro goodput_drop_window_build(suffix) -%}
+  {%- if not suffix or not target.schema.endswith(suffix) -%}
+    {{ exceptions.raise_compiler_error("goodput_drop_window_build drops only a window build's scratch dataset, named "
+        ~ "<dataset>" ~ suffix ~ "; this target's is " ~ target.schema) }}
+  {%- endif -%}
+  {%- do adapter.drop_schema(api.Relation.create(database=target.database, schema=target.schema)) -%}
 {%- endmacro %}
