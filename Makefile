@@ -38,7 +38,7 @@ install-test: $(VENV)/.installed-test $(BQEMU_VENV)/.installed
 
 demo: install
 	rm -rf $(DEMO_DATA) $(DEMO_DB)
-	$(BIN)/goodput-loader simulate $(DEMO_DATA) --runs 4 --steps 2000 --restarts 1 --running 1 --start $(DEMO_START) --live-at now
+	$(BIN)/goodput-loader simulate $(DEMO_DATA) --runs 4 --steps 2000 --restarts 1 --running 1 --elastic 1 --start $(DEMO_START) --live-at now
 	$(BIN)/goodput-loader --verbose load --duckdb $(DEMO_DB) $(DEMO_DATA)
 	$(BIN)/goodput-loader build --duckdb $(DEMO_DB)
 	$(BIN)/goodput-loader report --duckdb $(DEMO_DB)

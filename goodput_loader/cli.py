@@ -302,12 +302,15 @@ def rejects(duckdb_path: str, limit: int, as_json: bool) -> None:
 @click.option("--live-at", metavar="TIME",
               help="Move the running runs so that their last entry is a minute before TIME "
                    "(ISO 8601, or 'now'): they look live when evaluated then.")
+@click.option("--elastic", type=click.IntRange(0), default=0, show_default=True,
+              help="How many of the runs (the first ones) are elastic Pathways jobs over 4 slices: slice "
+                   "counts, slices lost and regained, waits and re-initialisation (ElasticGoodputRecorder).")
 @click.option("--gzip/--no-gzip", "compress", default=True, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the files written as JSON.")
 @click.pass_obj
 def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, running: int,
              step_seconds: float, checkpoint_every: int, eval_every: int, duplicate_rate: float,
-             seed: int, project: str, prefix: str, start: str, live_at: str | None, compress: bool,
+             seed: int, project: str, prefix: str, start: str, live_at: str | None, elastic: int, compress: bool,
              as_json: bool) -> None:
     """Write seeded, MaxText-like runs as LogEntry NDJSON files into OUT_DIR.
 
@@ -319,6 +322,8 @@ def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, 
 
     if running > runs:
         raise click.UsageError("--running cannot exceed --runs")
+    if elastic > runs:
+        raise click.UsageError("--elastic cannot exceed --runs")
     base = RunSpec(
         name="",
         start=0.0,
@@ -331,14 +336,15 @@ def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, 
     assert start_time is not None
     live_time = _parse_time(live_at, "--live-at")
     specs = fleet(runs, seed=seed, steps=steps, restarts=restarts, running=running, start=start_time,
-                  prefix=prefix, base=base, live_at=live_time)
+                  prefix=prefix, base=base, live_at=live_time, elastic=elastic)
     written = []
     for spec in specs:
         path, count = write_run(spec, Path(out_dir), project, compress)
-        written.append({"run": spec.name, "path": str(path), "entries": count,
-                        "steps": spec.steps, "restarts": spec.restarts, "finished": spec.finished})
+        written.append({"run": spec.name, "path": str(path), "entries": count, "steps": spec.steps,
+                        "restarts": spec.restarts, "finished": spec.finished,
+                        "elastic": spec.elastic_slices > 1})
         obj.info(f"{path}: {count:,} entries ({spec.steps} steps, {spec.restarts} restarts, "
-                 f"{'finished' if spec.finished else 'running'})")
+                 f"{'elastic, ' if spec.elastic_slices > 1 else ''}{'finished' if spec.finished else 'running'})")
     if as_json:
         click.echo(json.dumps({"files": written}, indent=2))
 

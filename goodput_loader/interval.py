@@ -11,20 +11,15 @@ Both are SQL run through dbt, one definition for the command line and for SQL us
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from goodput_loader.dbt import project_args
 from goodput_loader.errors import LoaderError
-from goodput_loader.library_windows import Window, library_window_rows
+from goodput_loader.library_windows import Window, library_window_rows, plain
 from goodput_loader.library_windows import iso as _iso
 
 SEMANTICS = ("library", "additive")
-
-
-def _plain(value: Any) -> Any:
-    return float(value) if isinstance(value, Decimal) else value
 
 
 def interval_goodput(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
@@ -132,7 +127,7 @@ def additive_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.da
             detail += " (run `goodput-loader build` first)"
         raise LoaderError(f"interval lookup failed: {detail}")
     table = result.result.results[0].agate_table
-    rows = [{name: _plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
+    rows = [{name: plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
     if not rows:
         raise LoaderError(f"no Goodput for run {run!r} between {_iso(start)} and {_iso(end)}: the run is not in "
                           "the marts, or has no job start, or the interval lies outside it")

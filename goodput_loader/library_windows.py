@@ -73,7 +73,8 @@ def iso(value: dt.datetime) -> str:
     return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A value dbt show returns, as JSON and Python comparisons want it (DECIMAL columns as float)."""
     return float(value) if isinstance(value, Decimal) else value
 
 
@@ -163,7 +164,7 @@ def _build(paths: list[str], variables: dict[str, Any], *, duckdb_path: str, pro
     if not result.success:
         raise LoaderError(f"reading the library windows failed: {result.exception}")
     table = result.result.results[0].agate_table
-    return [{name: _plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
+    return [{name: plain(value) for name, value in zip(table.column_names, row)} for row in table.rows]
 
 
 def scratch_bigquery_profile(directory: Path, suffix: str, target: str, profiles_dir: str | None,

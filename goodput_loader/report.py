@@ -136,6 +136,25 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
         badput.add_row(escape(label), *cells)
     console.print(badput)
 
+    elastic = [run for run in runs if run.get("stepping_slice_efficiency") is not None]
+    if elastic:
+        # ElasticGoodputCalculator's figures: time before the first slice-count record counts as 0
+        slices = Table(title="Elastic slice efficiency over the job (time-weighted share of slices; observed: "
+                             "over the time slice counts were known)",
+                       header_style="bold")
+        for column in ["run", "stepping", "available", "stepping observed", "available observed"]:
+            slices.add_column(column, justify="left" if column == "run" else "right")
+
+        def share(value: float | None) -> str:
+            return "-" if value is None else f"{value:.3f}"
+
+        for run in elastic:
+            # observed: over the time a slice-count record was in force (not a library figure)
+            slices.add_row(escape(run["label"]), share(run["stepping_slice_efficiency"]),
+                           share(run["available_slice_efficiency"]), share(run["stepping_slice_efficiency_observed"]),
+                           share(run["available_slice_efficiency_observed"]))
+        console.print(slices)
+
     rolling = Table(title="Rolling Goodput: the last window of each size, up to the job end or now "
                           "(what the library's monitor reports)", header_style="bold")
     for column in ["run", "window", "elapsed", "goodput %", "disruptions", "largest badput"]:

@@ -9,6 +9,15 @@ save every N steps, crashes that restart from the last checkpoint after an
 infrastructure outage, and either a job end or -- for a job still running -- no
 end at all.
 
+An elastic run (``elastic_slices``: a Pathways job recording with
+``ElasticGoodputRecorder``) also writes its slice counts, and loses a slice a
+few times: stepping stops, it waits for the slice (``slice_down``), re-initialises
+on the slices left (accelerator init inside the re-initialisation) and steps on,
+slower, until the slice is back: it waits to scale up (``scale_up``),
+re-initialises and steps at full speed again. Its re-initialisation entries carry
+``job_name``, as the recorder's would if the library's logger accepted them
+(0.2.3's recorder writes none; see docs/semantics.md, "Elastic runs").
+
 Payload keys and their order match what the recorder writes. Entries are
 generated lazily, in timestamp order, so a 3M-entry run never sits in memory.
 """
@@ -58,6 +67,10 @@ class RunSpec:
     duplicate_rate: float = 0.0
     checkpoint_directory: str = "gs://simulated-bucket/checkpoints"
     seed: int = 0
+    elastic_slices: int = 0  # > 1: an elastic (Pathways) job over this many slices
+    slice_losses: int = 2  # an elastic job loses a slice this many times (and gets it back)
+    slice_wait_seconds: float = 90.0
+    reinit_seconds: float = 40.0
 
 
 @dataclass(frozen=True)
@@ -79,8 +92,12 @@ def _events(spec: RunSpec, rng: random.Random) -> Iterator[tuple[float, dict]]:
     last_checkpoint = 0
     attempt = 0
     step = 0
+    # elastic episodes come from a generator of their own: a plain run's entries do not change
+    elastic = _ElasticJob(spec, random.Random(f"{spec.seed}:{spec.name}:elastic")) if spec.elastic_slices > 1 else None
     while True:
         yield t, {"job_name": job, "job_start_time": t}
+        if elastic is not None:
+            yield elastic.counts(t + 0.01)
         t += rng.uniform(0.5, 2.0)
         yield t, {"job_name": job, "tpu_init_start_time": t}
         t += spec.tpu_init_seconds * rng.uniform(0.8, 1.2)
@@ -104,9 +121,16 @@ def _events(spec: RunSpec, rng: random.Random) -> Iterator[tuple[float, dict]]:
         first = True
         crash_at = crash_steps[attempt] if attempt < len(crash_steps) else None
         while step < spec.steps:
+            if elastic is not None and step in elastic.changes and not first:
+                for at, payload in elastic.change(step, t):
+                    t = at
+                    yield at, payload
+                t += 0.05
             step_start = t
             yield t, {"job_name": job, "step_count": step, "step_start_time": t}
             duration = spec.step_seconds * math.exp(rng.gauss(0.0, spec.step_jitter))
+            if elastic is not None:
+                duration *= elastic.slowdown()
             if rng.random() < spec.outlier_rate:
                 duration *= rng.uniform(2.0, 5.0)
             if first:
@@ -149,6 +173,56 @@ def _events(spec: RunSpec, rng: random.Random) -> Iterator[tuple[float, dict]]:
             return
         attempt += 1
         t += spec.recovery_seconds * rng.uniform(0.5, 1.5)
+
+
+class _ElasticJob:
+    """The slices of an elastic run: which steps lose or regain one, and what it writes then."""
+
+    def __init__(self, spec: RunSpec, rng: random.Random):
+        self.spec = spec
+        self.rng = rng
+        self.active = spec.elastic_slices
+        candidates = range(2, max(3, spec.steps - 1))
+        picks = sorted(rng.sample(candidates, min(2 * spec.slice_losses, len(candidates))))
+        # alternate: lose a slice at one step, get it back at the next picked step
+        self.changes = {step: i % 2 == 0 for i, step in enumerate(picks)}
+
+    def counts(self, at: float, available: int | None = None) -> tuple[float, dict]:
+        total = self.spec.elastic_slices
+        return at, {"job_name": self.spec.name, "active_slices": self.active, "total_slices": total,
+                    "available_slices": self.active if available is None else available,
+                    "elastic_slice_counts_timestamp": at}
+
+    def slowdown(self) -> float:
+        """Fewer slices step slower: the same global batch on fewer chips."""
+        return self.spec.elastic_slices / max(self.active, 1)
+
+    def change(self, step: int, t: float) -> Iterator[tuple[float, dict]]:
+        """Lose a slice (lost=True) or get it back: counts, a wait, a re-initialisation, counts."""
+        spec, rng, job = self.spec, self.rng, self.spec.name
+        lost = self.changes.pop(step)
+        kind = "slice_down" if lost else "scale_up"
+        if lost:
+            self.active = 0  # nothing steps while it waits
+            yield self.counts(t, available=spec.elastic_slices - 1)
+        else:
+            self.active = 0  # it stops stepping to grow back
+            yield self.counts(t, available=spec.elastic_slices)
+        t += 0.01
+        yield t, {"job_name": job, "elastic_wait_event_type": kind, "elastic_wait_start_time": t}
+        t += spec.slice_wait_seconds * rng.uniform(0.5, 1.5)
+        yield t, {"job_name": job, "elastic_wait_event_type": kind, "elastic_wait_end_time": t}
+        t += rng.uniform(0.05, 0.2)
+        yield t, {"job_name": job, "elastic_reinit_start_time": t}
+        reinit_end = t + spec.reinit_seconds * rng.uniform(0.8, 1.2)
+        t += rng.uniform(0.5, 2.0)
+        yield t, {"job_name": job, "tpu_init_start_time": t}
+        t = min(reinit_end - 0.5, t + spec.tpu_init_seconds * rng.uniform(0.3, 0.6))
+        yield t, {"job_name": job, "tpu_init_end_time": t}
+        t = reinit_end
+        yield t, {"job_name": job, "elastic_reinit_end_time": t}
+        self.active = spec.elastic_slices - 1 if lost else spec.elastic_slices
+        yield self.counts(t + 0.01, available=self.active)
 
 
 def _save_record(spec: RunSpec, step: int, start: float, blocking: float) -> dict:
@@ -234,8 +308,11 @@ def fleet(
     prefix: str = "sim",
     base: RunSpec | None = None,
     live_at: dt.datetime | None = None,
+    elastic: int = 0,
+    slices: int = 4,
 ) -> list[RunSpec]:
-    """A deterministic mix of runs around the given size; the last ``running`` never end.
+    """A deterministic mix of runs around the given size; the last ``running`` never end, the first
+    ``elastic`` are elastic jobs over ``slices`` slices.
 
     With ``live_at``, each running run is moved in time so that its last entry is
     written a minute before ``live_at``: evaluated then, it looks like a job that
@@ -255,6 +332,7 @@ def fleet(
             restarts=rng.randint(0, 2 * restarts) if restarts else 0,
             finished=i < runs - running,
             seed=seed,
+            elastic_slices=slices if i < elastic else 0,
         )
         if live_at is not None and not spec.finished:
             spec = live_until(spec, live_at.replace(tzinfo=live_at.tzinfo or dt.timezone.utc).timestamp() - 60.0)

@@ -52,7 +52,8 @@ def client(emulator):
 def runs_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("runs")
     start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
-    for spec in fleet(3, seed=9, steps=700, restarts=1, running=1, start=start,
+    # sim-000 is elastic: the elastic buckets and slice efficiencies go through BigQuery too
+    for spec in fleet(3, seed=9, steps=700, restarts=1, running=1, start=start, elastic=1,
                       base=RunSpec(name="", start=0.0, step_seconds=3.0, duplicate_rate=0.01)):
         write_run(spec, out, "proj", compress=True)
     (out / "broken.ndjson").write_text('{"logName": "projects/proj/logs/goodput_x", "insertId": "a"}\nnot json\n')

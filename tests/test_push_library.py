@@ -23,6 +23,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from ml_goodput_measurement.src import gcp_metrics, goodput_utils, monitoring
 from ml_goodput_measurement.src import goodput as lib_goodput
+from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
+from support.elastic import random_elastic_runs
 from support.fake_monitoring import FakeMonitoring
 from support.oracle import ListCloudLogger, frozen_library_clock, payloads_in_processing_order
 from support.scenarios import T0, envelope, random_runs, record, utc
@@ -34,7 +36,7 @@ PROJECT, LOCATION, ACCELERATOR = "proj", "us-central2", "v5p-128"
 # what the cumulative upload and the step-deviation worker write (push's interval series are not theirs)
 CUMULATIVE = {f"compute.googleapis.com/workload/{m}" for m in (
     "goodput_time", "badput_time", "disruptions", "max_productive_steps", "step_time_deviation",
-    "total_elapsed_time", "performance")}
+    "total_elapsed_time", "performance", "stepping_slice_efficiency", "available_slice_efficiency")}
 
 # what the rolling-window worker writes, for the window sizes of the rolling marts (dbt_project.yml)
 INTERVAL = {"compute.googleapis.com/workload/interval_goodput", "compute.googleapis.com/workload/interval_badput"}
@@ -66,13 +68,17 @@ def library_client(server: FakeMonitoring) -> Any:
     return sender
 
 
-def library_series(name: str, payloads: list[dict[str, Any]], as_of: dt.datetime, cache: str) -> dict[tuple, list]:
-    """What the library's monitor writes for one run at `as_of`: series key -> values, in sending order."""
+def library_series(name: str, payloads: list[dict[str, Any]], as_of: dt.datetime, cache: str,
+                   elastic: bool = False) -> dict[tuple, list]:
+    """What the library's monitor writes for one run at `as_of`: series key -> values, in sending order.
+    elastic: as ElasticGoodputMonitor(include_slice_efficiency=True) writes it."""
     config = {"job_name": name, "include_badput_breakdown": True, "configured_ideal_step_time": None,
+              "include_slice_efficiency": elastic,
               "gcp_options": goodput_utils.GCPOptions(project_id=PROJECT, location=LOCATION, replica_id="0",
                                                       acc_type=ACCELERATOR)}
-    calculator = lib_goodput.GoodputCalculator(job_name=name, logger_name=f"goodput_{name}",
-                                               cloud_logger=ListCloudLogger(name, payloads), cache_dir=cache)
+    calculator_class = ElasticGoodputCalculator if elastic else lib_goodput.GoodputCalculator
+    calculator = calculator_class(job_name=name, logger_name=f"goodput_{name}",
+                                  cloud_logger=ListCloudLogger(name, payloads), cache_dir=cache)
     found: dict[tuple, list] = {}
     # one server per upload: both write `performance` within the same second, which one series refuses
     with FakeMonitoring() as cumulative, FakeMonitoring() as deviation, frozen_library_clock(as_of):
@@ -129,9 +135,12 @@ def same(a: list, b: list) -> bool:
     return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=0, abs_tol=1e-6) for x, y in zip(a, b))
 
 
-def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]]], as_of: dt.datetime) -> None:
+def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]]], as_of: dt.datetime,
+                                   elastic: frozenset[str] = frozenset()) -> None:
     """The cumulative series (values at the run's end), and the interval series' live point: the window of
-    every size ending at the run's end (job end or as_of), as the rolling-window worker computes it there."""
+    every size ending at the run's end (job end or as_of), as the rolling-window worker computes it there.
+    Runs in `elastic`: their cumulative series as ElasticGoodputMonitor writes them (interval series of
+    elastic runs are not compared: docs/semantics.md, "Elastic runs")."""
     db = land_runs(tmp_path, runs)
     dbt_build(db, as_of, "--", "--exclude", "test_type:data")
     ours = our_series(db, as_of)
@@ -142,13 +151,14 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
     for name, entries in runs.items():
         payloads = payloads_in_processing_order(entries)
         theirs = {key: [value] for key, value in library_interval_series(
-            name, payloads, ends[name], str(tmp_path / f"interval-{name}")).items()} if name in ends else {}
-        theirs.update(library_series(name, payloads, as_of, str(tmp_path / f"cache-{name}")))
+            name, payloads, ends[name], str(tmp_path / f"interval-{name}")).items()} \
+            if name in ends and name not in elastic else {}
+        theirs.update(library_series(name, payloads, as_of, str(tmp_path / f"cache-{name}"), name in elastic))
         mine = {key: [value for _, value in points] for key, points in ours.get(name, {}).items()
                 if key[0] in CUMULATIVE}
         # interval series: the point at the live window's end (the ones before are the additive history)
         mine.update({key: [value for at, value in points if at == ends.get(name)]
-                     for key, points in ours.get(name, {}).items() if key[0] in INTERVAL})
+                     for key, points in ours.get(name, {}).items() if key[0] in INTERVAL and name not in elastic})
         mine = {key: values for key, values in mine.items() if values}
         live_points += sum(1 for key in mine if key[0] in INTERVAL)
         problems = [f"only the library writes {key[0]} {dict(key[1])}" for key in theirs.keys() - mine.keys()]
@@ -158,7 +168,10 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
         if problems:
             failures[name] = problems
     assert not failures, "\n".join(f"{run}: {p}" for run, problems in failures.items() for p in problems)[:8000]
-    assert live_points > 10 * len(runs), live_points
+    if set(runs) - elastic:
+        assert live_points > 10 * len(set(runs) - elastic), live_points
+    if elastic:  # the elastic series were there to compare
+        assert any("slice_efficiency" in key[0] for mine in ours.values() for key in mine), "no efficiency series"
 
 
 # No shrinking: a failing example's seeds are printed, and shrinking seeds means nothing.
@@ -171,3 +184,13 @@ def test_push_writes_the_series_the_library_s_monitor_writes(tmp_path_factory, s
     for name, ops in FIXED.items():
         runs[name] = envelope(name, record(name, ops), [False] * len(ops))
     check_push_against_the_monitor(tmp_path, runs, utc(max(end, T0 + 200) + 100))
+
+
+@settings(max_examples=1, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.integers(0, 2**32 - 1), min_size=30, max_size=30))
+def test_push_writes_the_series_the_elastic_monitor_writes(tmp_path_factory, seeds):
+    """Elastic runs: the ELASTIC_* badput_time series the library created, and both slice efficiencies."""
+    tmp_path = tmp_path_factory.mktemp("push-elastic")
+    runs, end = random_elastic_runs(seeds)
+    check_push_against_the_monitor(tmp_path, runs, utc(end + 100), elastic=frozenset(runs))

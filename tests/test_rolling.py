@@ -23,6 +23,7 @@ import numpy as np
 from conftest import dbt_build, land_runs, query, run_cli
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from support.elastic import random_elastic_runs
 from support.scenarios import envelope, random_runs, utc
 
 from goodput_loader.simulate import RunSpec, fleet, simulate_entries
@@ -233,7 +234,10 @@ def brute_force_windows(db: Path, sample: int, seed: int) -> None:
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=40, max_size=40))
 def test_rolling_properties_on_random_runs(tmp_path_factory, seeds):
     tmp_path = tmp_path_factory.mktemp("rolling")
-    runs, end = random_runs(seeds)
+    runs, end = random_runs(seeds[:30])
+    elastic, elastic_end = random_elastic_runs(seeds[30:])  # their elastic buckets are located too
+    runs.update(elastic)
+    end = max(end, elastic_end)
     db = land_runs(tmp_path, runs)
     dbt_build(db, utc(end + 100), *rolling_vars(), "--", "--exclude", "test_type:data")
     counts = check_rolling_properties(db, GRID, WINDOWS)
@@ -243,7 +247,7 @@ def test_rolling_properties_on_random_runs(tmp_path_factory, seeds):
 
 def test_rolling_properties_on_simulated_runs(tmp_path):
     start = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
-    specs = fleet(3, seed=11, steps=2500, restarts=2, running=1, start=start,
+    specs = fleet(3, seed=11, steps=2500, restarts=2, running=1, start=start, elastic=1,
                   base=RunSpec(name="", start=0.0, step_seconds=1.5, duplicate_rate=0.0))
     runs = {spec.name: envelope(spec.name, [e.payload for e in simulate_entries(spec)], [False]) for spec in specs}
     db = land_runs(tmp_path, runs)

@@ -48,3 +48,25 @@ def test_live_at_moves_only_the_running_runs_to_end_a_minute_before(tmp_path: Pa
 def test_live_at_rejects_a_time_that_is_not_iso_8601(tmp_path: Path) -> None:
     result = run_cli("simulate", "--live-at", "yesterday", tmp_path, expect=2)
     assert "--live-at" in result.stderr and "ISO 8601" in result.stderr
+
+
+def test_elastic_makes_the_first_runs_elastic_and_leaves_the_others_as_they_were(tmp_path: Path) -> None:
+    """`simulate --elastic`: the first runs write ElasticGoodputRecorder's entries (slice counts, both wait
+    types, re-initialisation); the other runs are the same entries as without it. That the elastic runs'
+    numbers are the elastic calculator's is tests/test_differential.py's business."""
+    args = ["simulate", "--runs", "3", "--steps", "400", "--no-gzip", "--start", "2026-11-30T00:00:00Z"]
+    run_cli(*args, tmp_path / "plain")
+    run_cli(*args, "--elastic", "1", tmp_path / "elastic")
+    plain, elastic = _entries(tmp_path / "plain"), _entries(tmp_path / "elastic")
+    for name in ("goodput_sim-001.ndjson", "goodput_sim-002.ndjson"):
+        assert elastic[name] == plain[name]
+    payloads = [e["jsonPayload"] for e in elastic["goodput_sim-000.ndjson"]]
+    waits = {p["elastic_wait_event_type"] for p in payloads if "elastic_wait_start_time" in p}
+    assert waits == {"slice_down", "scale_up"}
+    counts = [p for p in payloads if "elastic_slice_counts_timestamp" in p]
+    assert counts[0]["active_slices"] == counts[0]["total_slices"] == 4
+    assert {p["active_slices"] for p in counts} >= {0, 3, 4}
+    assert sum("elastic_reinit_start_time" in p for p in payloads) == sum("elastic_reinit_end_time" in p for p in payloads) > 0
+    assert all(p.get("job_name") == "sim-000" for p in payloads)
+    bad = run_cli(*args, "--elastic", "4", tmp_path / "bad", expect=None)
+    assert bad.exit_code == 2 and "--elastic cannot exceed --runs" in bad.stderr

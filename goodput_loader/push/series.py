@@ -123,6 +123,12 @@ def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict
         points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
                             float(run["step_time_deviation_seconds"])))
         points.append(Point(performance, at + MIN_SPACING, float(run["mean_step_deviation_seconds"])))
+    for metric in ("stepping_slice_efficiency", "available_slice_efficiency"):
+        # elastic runs: what ElasticGoodputMonitor sends with include_slice_efficiency (none without slice counts)
+        if run.get(metric) is not None:
+            points.append(Point(_series(target, name, metric, "double_value",
+                                        {"window_type": "CUMULATIVE", "rolling_window_size": "0"}), at,
+                                float(run[metric])))
     for row in badput:
         # a series per key of the library's breakdown: none for a bucket its computation never created
         if not (row["exported_to_gcm"] and row["is_in_library_breakdown"]):

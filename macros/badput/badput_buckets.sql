@@ -30,7 +30,17 @@
   ]) }}
 {%- endmacro %}
 
-{% macro goodput_badput_unpivoted(totals, custom) -%}
+{#- The elastic buckets (ElasticGoodputCalculator): rows of elastic runs only (totals.is_elastic). -#}
+{% macro goodput_elastic_badput_columns() -%}
+  {{ return([
+      ('ELASTIC_SLICE_DOWN', 'elastic_slice_down_seconds'),
+      ('ELASTIC_SCALE_UP', 'elastic_scale_up_seconds'),
+      ('ELASTIC_REINITIALIZATION', 'elastic_reinitialization_seconds'),
+  ]) }}
+{%- endmacro %}
+
+{#- elastic: the totals have is_elastic and the elastic columns (the main path; the exclusion path has none). -#}
+{% macro goodput_badput_unpivoted(totals, custom, elastic=false) -%}
     {%- for badput_type, column in goodput_badput_columns() %}
     select
         run_id,
@@ -40,6 +50,18 @@
     from {{ totals }}
     union all
     {%- endfor %}
+    {%- if elastic %}
+    {%- for badput_type, column in goodput_elastic_badput_columns() %}
+    select
+        run_id,
+        '{{ badput_type }}' as badput_type,
+        cast(null as {{ dbt.type_string() }}) as custom_badput_event_type,
+        coalesce({{ column }}, 0) as raw_seconds
+    from {{ totals }}
+    where is_elastic
+    union all
+    {%- endfor %}
+    {%- endif %}
     select
         run_id,
         'CUSTOM_BADPUT_EVENTS' as badput_type,

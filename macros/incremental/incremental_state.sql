@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(6) }}
+  {{ return(7) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

@@ -2,7 +2,10 @@
 {{ goodput_check_incremental_state() }}
 {#
   One row per run: what GoodputCalculator.get_job_goodput and
-  get_step_deviation report for it, for every run in the warehouse at once.
+  get_step_deviation report for it, for every run in the warehouse at once,
+  and for elastic runs the slice efficiencies ElasticGoodputCalculator's
+  get_job_goodput_details adds: time weighted from the first job start over
+  the total elapsed time (macros/elastic/slice_efficiency.sql).
 #}
 
 with
@@ -24,6 +27,30 @@ badput as (
     from {{ ref('int_goodput__badput_buckets') }}
     where {{ goodput_run_is_rebuilt() }}
     group by run_id
+
+),
+
+slice_counts as (
+
+    {{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}
+        and {{ goodput_run_is_rebuilt() }}
+
+),
+
+job_spans as (
+
+    -- the library's job start is a datetime (to the microsecond); its end, that plus the total
+    select
+        run_id,
+        {{ goodput_epoch_to_microseconds('first_job_start_epoch') }} as start_epoch,
+        {{ goodput_epoch_to_microseconds('first_job_start_epoch') }} + total_elapsed_seconds as end_epoch
+    from totals
+
+),
+
+slice_efficiency as (
+
+    {{ goodput_slice_efficiency('slice_counts', 'job_spans') }}
 
 ),
 
@@ -92,6 +119,11 @@ final as (
         coalesce(deviation.ideal_step_seconds, 0.0) as ideal_step_seconds,
         coalesce(deviation.step_time_deviation_seconds, 0.0) as step_time_deviation_seconds,
         deviation.mean_step_deviation_seconds,
+        validity.is_elastic,
+        slice_efficiency.stepping_slice_efficiency,
+        slice_efficiency.available_slice_efficiency,
+        slice_efficiency.stepping_slice_efficiency_observed,
+        slice_efficiency.available_slice_efficiency_observed,
         validity.invalid_reason is null as is_valid,
         validity.invalid_reason,
         coalesce(badput.has_sanitized_badput, false) as has_sanitized_badput,
@@ -103,6 +135,7 @@ final as (
     from validity
     left join badput on badput.run_id = validity.run_id
     left join deviation on deviation.run_id = validity.run_id
+    left join slice_efficiency on slice_efficiency.run_id = validity.run_id
 
 )
 
@@ -127,6 +160,11 @@ select
     ideal_step_seconds,
     step_time_deviation_seconds,
     mean_step_deviation_seconds,
+    is_elastic,
+    stepping_slice_efficiency,
+    available_slice_efficiency,
+    stepping_slice_efficiency_observed,
+    available_slice_efficiency_observed,
     is_valid,
     invalid_reason,
     has_sanitized_badput,

@@ -114,10 +114,12 @@ def reference_goodput(
     as_of: dt.datetime,
     cache_dir: Path,
     configured_ideal_step_time: float | None = None,
+    calculator_class: Any = None,
 ) -> dict[str, Any]:
-    """What GoodputCalculator reports for these payloads (in processing order) at `as_of`."""
+    """What GoodputCalculator (or calculator_class, e.g. ElasticGoodputCalculator) reports for these
+    payloads (in processing order) at `as_of`."""
     logger = ListCloudLogger(job_name, payloads)
-    calculator = lib_goodput.GoodputCalculator(
+    calculator = (calculator_class or lib_goodput.GoodputCalculator)(
         job_name=job_name, logger_name=f"goodput_{job_name}", cloud_logger=logger, cache_dir=str(cache_dir)
     )
     result: dict[str, Any] = {}
@@ -137,6 +139,9 @@ def reference_goodput(
     result["total_elapsed_seconds"] = details["total_elapsed_time"]
     result["disruptions"] = details["disruption_count"]
     result["ideal_step_seconds"] = details["ideal_step_time"]
+    # ElasticGoodputCalculator's, when the run has slice counts
+    result["stepping_slice_efficiency"] = details.get("stepping_slice_efficiency")
+    result["available_slice_efficiency"] = details.get("available_slice_efficiency")
     deviations = details["step_time_deviation"]
     if deviations:
         from ml_goodput_measurement.src import goodput_utils

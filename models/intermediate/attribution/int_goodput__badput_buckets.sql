@@ -24,7 +24,10 @@
   - INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION: some restart came after a job
     start later than the last step before it;
   - a custom event type: some event of it lies inside a productive step (the
-    rows of custom_badput_in_steps, so every custom row here).
+    rows of custom_badput_in_steps, so every custom row here);
+  - ELASTIC_SLICE_DOWN, ELASTIC_SCALE_UP, ELASTIC_REINITIALIZATION: rows of
+    elastic runs only (ElasticGoodputCalculator; a plain run has no such
+    key), in the dict once a pair of its kind was found.
 #}
 
 with
@@ -108,7 +111,10 @@ created_keys as (
         coalesce(data_loading.completed_pairs, 0) > 0 as has_data_loading_sync,
         coalesce(segment_keys.has_wasted_progress, false) as has_wasted_progress,
         coalesce(segment_keys.has_program_startup, false) as has_program_startup,
-        totals.infrastructure_recovery_seconds > 0 as has_infrastructure_recovery
+        totals.infrastructure_recovery_seconds > 0 as has_infrastructure_recovery,
+        totals.elastic_slice_down_seconds is not null as has_elastic_slice_down,
+        totals.elastic_scale_up_seconds is not null as has_elastic_scale_up,
+        totals.elastic_reinitialization_seconds is not null as has_elastic_reinitialization
     from totals
     left join data_loading on data_loading.run_id = totals.run_id
     left join segment_keys on segment_keys.run_id = totals.run_id
@@ -117,7 +123,7 @@ created_keys as (
 
 unpivoted as (
 
-    {{ goodput_badput_unpivoted('totals', 'custom') }}
+    {{ goodput_badput_unpivoted('totals', 'custom', elastic=true) }}
 
 ),
 
@@ -160,6 +166,9 @@ final as (
             when 'WASTED_PROGRESS_FROM_DISRUPTION' then created_keys.has_wasted_progress
             when 'PROGRAM_STARTUP' then created_keys.has_program_startup
             when 'INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION' then created_keys.has_infrastructure_recovery
+            when 'ELASTIC_SLICE_DOWN' then created_keys.has_elastic_slice_down
+            when 'ELASTIC_SCALE_UP' then created_keys.has_elastic_scale_up
+            when 'ELASTIC_REINITIALIZATION' then created_keys.has_elastic_reinitialization
             else true
         end as is_in_library_breakdown,
         {{ goodput_gcm_badput_source('buckets.badput_type', 'buckets.custom_badput_event_type') }}

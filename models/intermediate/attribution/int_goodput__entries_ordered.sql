@@ -42,7 +42,16 @@ counted as (
         checkpoint_step,
         checkpoint_directory,
         checkpoint_manager_blocking_seconds,
-        checkpoint_manager_seconds
+        checkpoint_manager_seconds,
+        active_slices,
+        total_slices,
+        available_slices,
+        elastic_slice_counts_epoch,
+        elastic_wait_event_type,
+        elastic_wait_start_epoch,
+        elastic_wait_end_epoch,
+        elastic_reinit_start_epoch,
+        elastic_reinit_end_epoch
     from events
     where is_counted
 

@@ -5,6 +5,9 @@
   the latest start of its kind if no end consumed that start already (a second
   start replaces the first; an end without a pending start is ignored).
   Custom badput events pair per upper-cased type and only when start < end.
+  Elastic waits (ElasticGoodputCalculator._extract_elastic_wait_intervals)
+  pair per wait type as written ('unknown' when the entry has none), elastic
+  re-initialisations on their own; both only when start < end.
 #}
 
 with
@@ -23,6 +26,8 @@ boundary_events as (
         ('training_prep', 'training_prep_start_epoch', 'training_prep_end_epoch'),
         ('data_loading', 'data_loading_start_epoch', 'data_loading_end_epoch'),
         ('custom_badput', 'custom_badput_start_epoch', 'custom_badput_end_epoch'),
+        ('elastic_wait', 'elastic_wait_start_epoch', 'elastic_wait_end_epoch'),
+        ('elastic_reinit', 'elastic_reinit_start_epoch', 'elastic_reinit_end_epoch'),
     ] %}
     {% for kind, start_column, end_column in kinds %}
     select
@@ -32,6 +37,8 @@ boundary_events as (
         '{{ kind }}' as interval_kind,
         {% if kind == 'custom_badput' -%}
         custom_badput_event_type
+        {%- elif kind == 'elastic_wait' -%}
+        coalesce(elastic_wait_event_type, 'unknown')
         {%- else -%}
         cast('' as {{ dbt.type_string() }})
         {%- endif %} as interval_subtype,
@@ -73,7 +80,7 @@ paired as (
     from with_previous
     where not is_start
         and previous_is_start
-        and (interval_kind != 'custom_badput' or previous_at_epoch < at_epoch)
+        and (interval_kind not in ('custom_badput', 'elastic_wait', 'elastic_reinit') or previous_at_epoch < at_epoch)
 
 )
 

@@ -8,6 +8,16 @@
   - productive = sum of segment productive time, plus the last step's time once
     the job has ended, minus the blocking checkpoint save time (when any step
     was recorded).
+  - elastic runs (any ElasticGoodputRecorder entry) add what
+    ElasticGoodputCalculator adds: every paired wait as ELASTIC_SCALE_UP (its
+    type contains scale_up, any case) or ELASTIC_SLICE_DOWN (any other type),
+    every paired re-initialisation as ELASTIC_REINITIALIZATION, and accelerator
+    init and training prep lose the time they overlap a re-initialisation
+    (never below 0). Like the library, nothing is taken out of productive
+    time or another bucket for a wait. The elastic columns are null for a
+    run without elastic entries (the plain calculator has no such keys) and
+    for a bucket no pair created (the library's dict then lacks the key);
+    is_elastic says which runs are elastic.
 #}
 
 with
@@ -155,6 +165,51 @@ paired as (
 
 ),
 
+elastic_runs as (
+
+    select distinct run_id
+    from entries
+    where event_kind like 'elastic%'
+
+),
+
+elastic_pairs as (
+
+    select
+        run_id,
+        sum(case when interval_kind = 'elastic_wait' and lower(interval_subtype) not like '%scale_up%'
+            then duration_seconds end) as elastic_slice_down_seconds,
+        sum(case when interval_kind = 'elastic_wait' and lower(interval_subtype) like '%scale_up%'
+            then duration_seconds end) as elastic_scale_up_seconds,
+        sum(case when interval_kind = 'elastic_reinit' then duration_seconds end) as elastic_reinitialization_seconds
+    from {{ ref('int_goodput__paired_intervals') }}
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_kind in ('elastic_wait', 'elastic_reinit')
+    group by run_id
+
+),
+
+reinit_overlaps as (
+
+    -- ElasticGoodputCalculator._overlap_with_reinit: every (init, re-initialisation) pair's overlap
+    select
+        setup.run_id,
+        sum(case when setup.interval_kind = 'tpu_initialization'
+            then greatest(0, least(setup.end_epoch, reinit.end_epoch) - greatest(setup.start_epoch, reinit.start_epoch))
+            else 0 end) as tpu_initialization_overlap_seconds,
+        sum(case when setup.interval_kind = 'training_prep'
+            then greatest(0, least(setup.end_epoch, reinit.end_epoch) - greatest(setup.start_epoch, reinit.start_epoch))
+            else 0 end) as training_prep_overlap_seconds
+    from {{ ref('int_goodput__paired_intervals') }} as setup
+    inner join {{ ref('int_goodput__paired_intervals') }} as reinit
+        on reinit.run_id = setup.run_id
+        and reinit.interval_kind = 'elastic_reinit'
+    where {{ goodput_run_is_rebuilt('setup.run_id') }}
+        and setup.interval_kind in ('tpu_initialization', 'training_prep')
+    group by setup.run_id
+
+),
+
 data_loading as (
 
     select
@@ -216,8 +271,18 @@ assembled as (
                 + coalesce(job_bounds.last_job_end_epoch - final_segment.max_step_start_epoch, 0)
                 - coalesce(checkpoints.checkpoint_save_seconds, 0)
         end as productive_seconds,
-        coalesce(paired.tpu_initialization_seconds, 0) as tpu_initialization_seconds,
-        coalesce(paired.training_prep_seconds, 0) as training_prep_seconds,
+        case
+            when reinit_overlaps.tpu_initialization_overlap_seconds > 0
+                then greatest(0, coalesce(paired.tpu_initialization_seconds, 0)
+                    - reinit_overlaps.tpu_initialization_overlap_seconds)
+            else coalesce(paired.tpu_initialization_seconds, 0)
+        end as tpu_initialization_seconds,
+        case
+            when reinit_overlaps.training_prep_overlap_seconds > 0
+                then greatest(0, coalesce(paired.training_prep_seconds, 0)
+                    - reinit_overlaps.training_prep_overlap_seconds)
+            else coalesce(paired.training_prep_seconds, 0)
+        end as training_prep_seconds,
         coalesce(segment_totals.program_startup_seconds, 0) as program_startup_seconds,
         coalesce(data_loading.data_loading_sync_seconds, 0) as data_loading_sync_seconds,
         coalesce(data_loading.data_loading_seconds, 0) - coalesce(data_loading.data_loading_sync_seconds, 0)
@@ -225,7 +290,11 @@ assembled as (
         coalesce(checkpoints.checkpoint_save_seconds, 0) as checkpoint_save_seconds,
         coalesce(checkpoints.checkpoint_restore_seconds, 0) as checkpoint_restore_seconds,
         coalesce(segment_totals.wasted_progress_seconds, 0) as wasted_progress_seconds,
-        coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds
+        coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds,
+        elastic_runs.run_id is not null as is_elastic,
+        elastic_pairs.elastic_slice_down_seconds,
+        elastic_pairs.elastic_scale_up_seconds,
+        elastic_pairs.elastic_reinitialization_seconds
     from job_bounds
     left join segment_totals on segment_totals.run_id = job_bounds.run_id
     left join final_segment on final_segment.run_id = job_bounds.run_id
@@ -233,6 +302,9 @@ assembled as (
     left join data_loading on data_loading.run_id = job_bounds.run_id
     left join checkpoints on checkpoints.run_id = job_bounds.run_id
     left join recovery on recovery.run_id = job_bounds.run_id
+    left join elastic_runs on elastic_runs.run_id = job_bounds.run_id
+    left join elastic_pairs on elastic_pairs.run_id = job_bounds.run_id
+    left join reinit_overlaps on reinit_overlaps.run_id = job_bounds.run_id
 
 ),
 

@@ -21,7 +21,12 @@
   - restore, accelerator init, training prep, data loading (sync and async by
     the times each interval counts as sync), wasted progress, infrastructure
     recovery: their own spans;
-  - DISRUPTIONS: a count of 1 at each restart's resume step.
+  - DISRUPTIONS: a count of 1 at each restart's resume step;
+  - elastic runs: each paired wait (ELASTIC_SLICE_DOWN or ELASTIC_SCALE_UP) and
+    re-initialisation (ELASTIC_REINITIALIZATION) over its span, and the
+    accelerator init and training prep a re-initialisation overlaps taken back
+    over each overlap (scaled down where the overlaps exceed the bucket, as the
+    library never lets it go below 0).
 #}
 
 with
@@ -59,6 +64,14 @@ paired as (
     select * from {{ ref('int_goodput__paired_intervals') }}
     where {{ goodput_run_is_rebuilt() }}
         and interval_kind in ('tpu_initialization', 'training_prep')
+
+),
+
+elastic_paired as (
+
+    select * from {{ ref('int_goodput__paired_intervals') }}
+    where {{ goodput_run_is_rebuilt() }}
+        and interval_kind in ('elastic_wait', 'elastic_reinit')
 
 ),
 
@@ -354,6 +367,94 @@ interval_amounts as (
 
 ),
 
+reinit_overlaps as (
+
+    select
+        paired.run_id,
+        paired.end_segment_no,
+        paired.interval_kind,
+        paired.end_seq,
+        reinit.end_seq as reinit_end_seq,
+        greatest(paired.start_epoch, reinit.start_epoch) as start_epoch,
+        least(paired.end_epoch, reinit.end_epoch) as end_epoch,
+        least(paired.end_epoch, reinit.end_epoch) - greatest(paired.start_epoch, reinit.start_epoch)
+            as overlap_seconds
+    from paired
+    inner join elastic_paired as reinit
+        on reinit.run_id = paired.run_id
+        and reinit.interval_kind = 'elastic_reinit'
+    where least(paired.end_epoch, reinit.end_epoch) > greatest(paired.start_epoch, reinit.start_epoch)
+
+),
+
+reinit_overlap_scale as (
+
+    -- max(0, bucket - overlaps): the overlaps come off in full unless they exceed the bucket
+    select
+        overlap_totals.run_id,
+        overlap_totals.interval_kind,
+        case
+            when overlap_totals.overlap_seconds > coalesce(bucket_totals.bucket_seconds, 0)
+                then coalesce(bucket_totals.bucket_seconds, 0) / overlap_totals.overlap_seconds
+            else 1
+        end as scale
+    from (
+        select run_id, interval_kind, sum(overlap_seconds) as overlap_seconds
+        from reinit_overlaps
+        group by run_id, interval_kind
+    ) as overlap_totals
+    left join (
+        select run_id, interval_kind, sum(duration_seconds) as bucket_seconds
+        from paired
+        group by run_id, interval_kind
+    ) as bucket_totals
+        on bucket_totals.run_id = overlap_totals.run_id
+        and bucket_totals.interval_kind = overlap_totals.interval_kind
+
+),
+
+elastic_amounts as (
+
+    select
+        run_id,
+        end_segment_no as segment_no,
+        case
+            when interval_kind = 'elastic_reinit' then 'ELASTIC_REINITIALIZATION'
+            when lower(interval_subtype) like '%scale_up%' then 'ELASTIC_SCALE_UP'
+            else 'ELASTIC_SLICE_DOWN'
+        end as measure,
+        {{ no_type }} as custom_badput_event_type,
+        replace(interval_kind, '_', ' ') as component,
+        end_seq as source_seq,
+        {{ no_seq }} as event_end_seq,
+        start_epoch,
+        end_epoch,
+        duration_seconds as amount
+    from elastic_paired
+
+    union all
+
+    select
+        reinit_overlaps.run_id,
+        reinit_overlaps.end_segment_no as segment_no,
+        case
+            when reinit_overlaps.interval_kind = 'tpu_initialization' then 'TPU_INITIALIZATION'
+            else 'TRAINING_PREP'
+        end as measure,
+        {{ no_type }} as custom_badput_event_type,
+        reinit_overlaps.interval_kind || ' inside re-initialisation' as component,
+        reinit_overlaps.end_seq as source_seq,
+        reinit_overlaps.reinit_end_seq as event_end_seq,
+        reinit_overlaps.start_epoch,
+        reinit_overlaps.end_epoch,
+        -reinit_overlaps.overlap_seconds * reinit_overlap_scale.scale as amount
+    from reinit_overlaps
+    inner join reinit_overlap_scale
+        on reinit_overlap_scale.run_id = reinit_overlaps.run_id
+        and reinit_overlap_scale.interval_kind = reinit_overlaps.interval_kind
+
+),
+
 disruption_amounts as (
 
     select
@@ -400,6 +501,8 @@ unioned as (
     select * from checkpoint_amounts
     union all
     select * from interval_amounts
+    union all
+    select * from elastic_amounts
     union all
     select * from disruption_amounts
 
