@@ -17,9 +17,9 @@ import contextlib
 import datetime as dt
 import json
 import os
+import secrets
 import subprocess
 import sys
-import secrets
 import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -66,6 +66,9 @@ class Window:
     start: dt.datetime
     end: dt.datetime
     read_by: str = "timestamp"
+    # the run's calculator is ElasticGoodputCalculator (its three buckets in every window); None: the
+    # window's own entries tell
+    elastic: bool | None = None
 
 
 def iso(value: dt.datetime) -> str:
@@ -107,8 +110,8 @@ def library_window_rows(duckdb_path: str, windows: list[Window], project_dir: st
             "bigquery": None if bigquery is None else {"target": bigquery.target,
                                                        "profiles_dir": bigquery.profiles_dir,
                                                        "variables": bigquery.variables},
-            "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end), "read_by": w.read_by}
-                        for w in windows]}
+            "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end), "read_by": w.read_by,
+                         "elastic": w.elastic} for w in windows]}
     child = subprocess.run([sys.executable, "-m", "goodput_loader.library_windows"], input=json.dumps(spec),
                            capture_output=True, text=True)
     if child.returncode != 0:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from ml_goodput_measurement.src import gcp_metrics, goodput_utils, monitoring
 from ml_goodput_measurement.src import goodput as lib_goodput
 from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
-from support.elastic import random_elastic_runs
+from support.elastic import random_elastic_runs, record_elastic
 from support.fake_monitoring import FakeMonitoring
 from support.oracle import ListCloudLogger, frozen_library_clock, payloads_in_processing_order
 from support.scenarios import T0, envelope, random_runs, record, utc
@@ -101,14 +101,16 @@ def library_series(name: str, payloads: list[dict[str, Any]], as_of: dt.datetime
 
 
 def library_interval_series(name: str, payloads: list[dict[str, Any]], end: dt.datetime,
-                            cache: str) -> dict[tuple, float]:
+                            cache: str, elastic: bool = False) -> dict[tuple, float]:
     """What the library's rolling-window worker writes for one run at `end`: one calculator, every window
-    size of the rolling marts, get_interval_metric_details and _upload_interval_goodput_metrics_to_gcm."""
-    config = {"job_name": name,
+    size of the rolling marts, get_interval_metric_details and _upload_interval_goodput_metrics_to_gcm
+    (elastic: ElasticGoodputMonitor's, with include_slice_efficiency)."""
+    config = {"job_name": name, "include_slice_efficiency": elastic,
               "gcp_options": goodput_utils.GCPOptions(project_id=PROJECT, location=LOCATION, replica_id="0",
                                                       acc_type=ACCELERATOR)}
-    calculator = lib_goodput.GoodputCalculator(job_name=name, logger_name=f"goodput_{name}",
-                                               cloud_logger=ListCloudLogger(name, payloads), cache_dir=cache)
+    calculator_class = ElasticGoodputCalculator if elastic else lib_goodput.GoodputCalculator
+    calculator = calculator_class(job_name=name, logger_name=f"goodput_{name}",
+                                  cloud_logger=ListCloudLogger(name, payloads), cache_dir=cache)
     found: dict[tuple, float] = {}
     for size in WINDOWS:
         details = calculator.get_interval_metric_details(end - dt.timedelta(seconds=size), end)
@@ -131,6 +133,12 @@ def our_series(db, as_of: dt.datetime) -> dict[str, dict[tuple, list]]:
     return by_run
 
 
+def is_interval(key: tuple) -> bool:
+    """A series of the rolling-window worker: interval Goodput/Badput, and the slice efficiencies it writes
+    with window_type INTERVAL (the cumulative upload writes them with CUMULATIVE)."""
+    return key[0] in INTERVAL or dict(key[1]).get("window_type") == "INTERVAL"
+
+
 def same(a: list, b: list) -> bool:
     return len(a) == len(b) and all(math.isclose(float(x), float(y), rel_tol=0, abs_tol=1e-6) for x, y in zip(a, b))
 
@@ -139,8 +147,7 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
                                    elastic: frozenset[str] = frozenset()) -> None:
     """The cumulative series (values at the run's end), and the interval series' live point: the window of
     every size ending at the run's end (job end or as_of), as the rolling-window worker computes it there.
-    Runs in `elastic`: their cumulative series as ElasticGoodputMonitor writes them (interval series of
-    elastic runs are not compared: docs/semantics.md, "Elastic runs")."""
+    Runs in `elastic`: as ElasticGoodputMonitor(include_slice_efficiency=True) writes them."""
     db = land_runs(tmp_path, runs)
     dbt_build(db, as_of, "--", "--exclude", "test_type:data")
     ours = our_series(db, as_of)
@@ -151,16 +158,16 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
     for name, entries in runs.items():
         payloads = payloads_in_processing_order(entries)
         theirs = {key: [value] for key, value in library_interval_series(
-            name, payloads, ends[name], str(tmp_path / f"interval-{name}")).items()} \
-            if name in ends and name not in elastic else {}
+            name, payloads, ends[name], str(tmp_path / f"interval-{name}"), name in elastic).items()} \
+            if name in ends else {}
         theirs.update(library_series(name, payloads, as_of, str(tmp_path / f"cache-{name}"), name in elastic))
         mine = {key: [value for _, value in points] for key, points in ours.get(name, {}).items()
-                if key[0] in CUMULATIVE}
+                if key[0] in CUMULATIVE and not is_interval(key)}
         # interval series: the point at the live window's end (the ones before are the additive history)
         mine.update({key: [value for at, value in points if at == ends.get(name)]
-                     for key, points in ours.get(name, {}).items() if key[0] in INTERVAL and name not in elastic})
+                     for key, points in ours.get(name, {}).items() if is_interval(key)})
         mine = {key: values for key, values in mine.items() if values}
-        live_points += sum(1 for key in mine if key[0] in INTERVAL)
+        live_points += sum(1 for key in mine if is_interval(key))
         problems = [f"only the library writes {key[0]} {dict(key[1])}" for key in theirs.keys() - mine.keys()]
         problems += [f"only push writes {key[0]} {dict(key[1])}" for key in mine.keys() - theirs.keys()]
         problems += [f"{key[0]} {dict(key[1])}: ours {mine[key]} library {theirs[key]}"
@@ -168,10 +175,10 @@ def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]
         if problems:
             failures[name] = problems
     assert not failures, "\n".join(f"{run}: {p}" for run, problems in failures.items() for p in problems)[:8000]
-    if set(runs) - elastic:
-        assert live_points > 10 * len(set(runs) - elastic), live_points
-    if elastic:  # the elastic series were there to compare
-        assert any("slice_efficiency" in key[0] for mine in ours.values() for key in mine), "no efficiency series"
+    assert live_points > 10 * len(runs), live_points
+    if elastic:  # the elastic series were there to compare, cumulative and interval
+        kinds = {dict(key[1]).get("window_type") for mine in ours.values() for key in mine if "slice_efficiency" in key[0]}
+        assert kinds == {"CUMULATIVE", "INTERVAL"}, kinds
 
 
 # No shrinking: a failing example's seeds are printed, and shrinking seeds means nothing.
@@ -193,4 +200,8 @@ def test_push_writes_the_series_the_elastic_monitor_writes(tmp_path_factory, see
     """Elastic runs: the ELASTIC_* badput_time series the library created, and both slice efficiencies."""
     tmp_path = tmp_path_factory.mktemp("push-elastic")
     runs, end = random_elastic_runs(seeds)
-    check_push_against_the_monitor(tmp_path, runs, utc(end + 100), elastic=frozenset(runs))
+    # an elastic job whose last hours hold no elastic entry: its 1 h window still has the elastic keys (at 0)
+    quiet = [("job_start", T0), ("slices", T0 + 1, 2, 4, 3)] + [("step", T0 + 10 + 60 * i, i) for i in range(150)] \
+        + [("job_end", T0 + 10 + 60 * 150)]
+    runs["elastic-quiet"] = envelope("elastic-quiet", record_elastic("elastic-quiet", quiet), [False])
+    check_push_against_the_monitor(tmp_path, runs, utc(max(end, T0 + 9100) + 100), elastic=frozenset(runs))

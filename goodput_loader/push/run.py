@@ -15,8 +15,8 @@ from typing import Any
 
 from goodput_loader.library_windows import BigQueryBuild, Window, library_window_rows
 from goodput_loader.push.sender import Sender, make_client
-from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points, interval_points,
-                                         plan_requests, to_json)
+from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points,
+                                         interval_efficiency_points, interval_points, plan_requests, to_json)
 from goodput_loader.runs import select_runs, shared_names
 from goodput_loader.warehouses.bigquery import BigQueryMarts
 from goodput_loader.warehouses.duckdb import DuckDBMarts
@@ -93,10 +93,13 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
         select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
         from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
     if semantics == "library":
+        elastic = {run["run_id"]: bool(run.get("is_elastic")) for run in chosen}
         with marts.released():
-            live_goodput, live_badput = library_live_windows(request, live)
+            live_goodput, live_badput, live_efficiency = library_live_windows(request, live, elastic)
+        points_efficiency = interval_efficiency_points(request.target, live_efficiency)
     else:
         live_goodput = live
+        points_efficiency = []
         live_badput = marts.rows("""
             select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
             from {t}fct_badput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", ids, times)
@@ -116,18 +119,22 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
                 ("fct_badput_rolling_latest", "", "exported_to_gcm and badput_pct is not null")])
         [counted] = marts.rows(f"select {counts} as too_old", ids, bounds)
         too_old = int(counted["too_old"])
-    return points + interval_points(request.target, goodput, badput), shared, too_old
+    return points + interval_points(request.target, goodput, badput) + points_efficiency, shared, too_old
 
 
-def library_live_windows(request: PushRequest, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elastic: dict[str, bool]
+                         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval Goodput/Badput of each live window as the library's rolling-window monitor computes it
-    (get_interval_metric_details over [end - size, end]): one window build for all of them. A window
-    the library raises on gets no point, as its monitor then uploads nothing."""
+    (get_interval_metric_details over [end - size, end]; ElasticGoodputMonitor's for the runs `elastic`
+    marks, with the window's slice efficiencies): one window build for all of them. A window the library
+    raises on gets no point, as its monitor then uploads nothing."""
     # read by payload time: the monitor polls after the run's last entry (its end) has been logged
     windows = [Window(row["run_id"], as_utc(row["end_at"]) - dt.timedelta(seconds=int(row["window_seconds"])),
-                      as_utc(row["end_at"]), read_by="payload") for row in live]
+                      as_utc(row["end_at"]), read_by="payload", elastic=elastic.get(row["run_id"], False))
+               for row in live]
     goodput: list[dict[str, Any]] = []
     badput: list[dict[str, Any]] = []
+    efficiency: list[dict[str, Any]] = []
     for row in library_window_rows(request.duckdb_path, windows, request.project_dir, request.window_build()):
         window = live[int(row["window_no"])]
         if row["invalid_reason"] is not None:
@@ -135,10 +142,12 @@ def library_live_windows(request: PushRequest, live: list[dict[str, Any]]) -> tu
         keys = {"run_name": window["run_name"], "window_seconds": window["window_seconds"], "end_at": window["end_at"]}
         if row["measure"] == "PRODUCTIVE":
             goodput.append({**keys, "goodput_pct": row["pct"]})
+            efficiency.append({**keys, "stepping_slice_efficiency": row["stepping_slice_efficiency"],
+                               "available_slice_efficiency": row["available_slice_efficiency"]})
         elif row["measure"] != "DISRUPTIONS":
             badput.append({**keys, "gcm_badput_source": row["gcm_badput_source"],
                            "exported_to_gcm": row["exported_to_gcm"], "badput_pct": row["pct"]})
-    return goodput, badput
+    return goodput, badput, efficiency
 
 
 def run_push(request: PushRequest) -> dict[str, Any]:

@@ -159,6 +159,21 @@ def interval_points(target: Target, goodput: Iterable[dict[str, Any]],
     return points
 
 
+def interval_efficiency_points(target: Target, rows: Iterable[dict[str, Any]]) -> list[Point]:
+    """stepping/available_slice_efficiency of live windows (rows: run_name, window_seconds, end_at and the two
+    efficiencies), as ElasticGoodputMonitor's interval upload sends them: none where a window has no
+    slice-count entry."""
+    points = []
+    for row in rows:
+        for metric in ("stepping_slice_efficiency", "available_slice_efficiency"):
+            if row[metric] is None:
+                continue
+            series = _series(target, row["run_name"], metric, "double_value",
+                             {"window_type": "INTERVAL", "rolling_window_size": str(int(row["window_seconds"]))})
+            points.append(Point(series, row["end_at"], float(row[metric])))
+    return points
+
+
 def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: dt.datetime) -> Plan:
     """Order, thin and split points the way CreateTimeSeries accepts them.
 

@@ -34,6 +34,35 @@ view: fct_goodput_cumulative {
     type: number
     sql: ${TABLE}.disruptions ;;
   }
+  dimension: is_elastic {
+    description: "An elastic (Pathways) job: computed as ElasticGoodputCalculator, with the ELASTIC_* Badput buckets."
+    type: yesno
+    sql: ${TABLE}.is_elastic ;;
+  }
+  dimension: stepping_slice_efficiency {
+    description: "Elastic runs: time-weighted share of slices stepping over the job (the library's; 0 slices before the first slice-count record)."
+    type: number
+    value_format_name: decimal_3
+    sql: ${TABLE}.stepping_slice_efficiency ;;
+  }
+  dimension: available_slice_efficiency {
+    description: "Elastic runs: time-weighted share of slices available over the job (the library's)."
+    type: number
+    value_format_name: decimal_3
+    sql: ${TABLE}.available_slice_efficiency ;;
+  }
+  dimension: stepping_slice_efficiency_observed {
+    description: "As stepping_slice_efficiency, over the time slice counts were known only (not a library figure)."
+    type: number
+    value_format_name: decimal_3
+    sql: ${TABLE}.stepping_slice_efficiency_observed ;;
+  }
+  dimension: available_slice_efficiency_observed {
+    description: "As available_slice_efficiency, over the time slice counts were known only (not a library figure)."
+    type: number
+    value_format_name: decimal_3
+    sql: ${TABLE}.available_slice_efficiency_observed ;;
+  }
   measure: total_elapsed_seconds {
     type: sum
     sql: ${TABLE}.total_elapsed_seconds ;;

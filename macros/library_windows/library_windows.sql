@@ -37,10 +37,11 @@
   {%- for window in windows -%}
     {%- if window is mapping -%}
       {%- do out.append({'run': window['run'] | string, 'start': window['start'] | string, 'end': window['end'] | string,
-                         'read_by': window.get('read_by', 'timestamp') | string}) -%}
+                         'read_by': window.get('read_by', 'timestamp') | string,
+                         'elastic': window.get('elastic', none)}) -%}
     {%- else -%}
       {%- do out.append({'run': window[0] | string, 'start': window[1] | string, 'end': window[2] | string,
-                         'read_by': 'timestamp'}) -%}
+                         'read_by': 'timestamp', 'elastic': none}) -%}
     {%- endif -%}
     {%- if out[-1]['read_by'] not in ('timestamp', 'payload') -%}
       {{ exceptions.raise_compiler_error("a library window's read_by is timestamp or payload, not " ~ out[-1]['read_by']) }}
@@ -53,7 +54,9 @@
   {{ return(goodput_library_windows() | length > 0) }}
 {%- endmacro %}
 
-{#- The windows as rows: window_no, window_run, start_epoch, end_epoch, start_us, end_us, read_by_timestamp. -#}
+{#- The windows as rows: window_no, window_run, start_epoch, end_epoch, start_us, end_us, read_by_timestamp,
+    is_elastic_run (the run's calculator is ElasticGoodputCalculator: true, false, or null to tell by the
+    window's own entries). -#}
 {% macro goodput_library_window_rows() -%}
   {%- for window in goodput_library_windows() %}
     select
@@ -63,7 +66,9 @@
         {{ goodput_iso_to_epoch(window['end']) }} as end_epoch,
         {{ goodput_iso_to_epoch_us(window['start']) }} as start_us,
         {{ goodput_iso_to_epoch_us(window['end']) }} as end_us,
-        {{ 'true' if window['read_by'] == 'timestamp' else 'false' }} as read_by_timestamp
+        {{ 'true' if window['read_by'] == 'timestamp' else 'false' }} as read_by_timestamp,
+        {{ 'cast(null as ' ~ dbt.type_boolean() ~ ')' if window['elastic'] is none
+           else ('true' if window['elastic'] else 'false') }} as is_elastic_run
     {{ "union all" if not loop.last }}
   {%- endfor %}
 {%- endmacro %}
@@ -161,7 +166,9 @@
   then sends nothing for the window). Its breakdown holds every bucket of the
   catalogue and the custom event types inside the window's productive steps:
   the rows here, each pct as it computes it (0 unless strictly between 0 and
-  the total).
+  the total). Elastic runs' windows (ElasticGoodputCalculator) also hold the
+  three elastic buckets, and every row the window's slice efficiencies (null
+  without a slice-count entry in the window, as the library then has none).
 -#}
 {% macro goodput_library_window_results() -%}
   {%- if not goodput_library_window_mode() -%}
@@ -220,6 +227,27 @@ validity as (
     from windows
     left join totals
         on totals.window_no = windows.window_no
+
+),
+
+slice_counts as (
+
+    {{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}
+
+),
+
+window_spans as (
+
+    select window_run_id as run_id, start_epoch, end_epoch
+    from validity
+    where window_run_id is not null
+
+),
+
+slice_efficiency as (
+
+    -- ElasticGoodputCalculator.get_interval_metric_details: over the requested [start, end]
+    {{ goodput_slice_efficiency('slice_counts', 'window_spans') }}
 
 ),
 
@@ -291,10 +319,14 @@ select
     measures.exported_to_gcm,
     measures.gcm_badput_source,
     measures.seconds,
-    case when validity.invalid_reason is null then measures.pct end as pct
+    case when validity.invalid_reason is null then measures.pct end as pct,
+    slice_efficiency.stepping_slice_efficiency,
+    slice_efficiency.available_slice_efficiency
 from validity
 left join measures
     on measures.window_run_id = validity.window_run_id
+left join slice_efficiency
+    on slice_efficiency.run_id = validity.window_run_id
 {%- endmacro %}
 
 

@@ -167,9 +167,26 @@ paired as (
 
 elastic_runs as (
 
+    {%- if goodput_library_window_mode() %}
+    -- a window is computed by its run's calculator: the caller says which (is_elastic_run), or else the
+    -- window's own entries tell
+    select distinct window_runs.run_id
+    from (
+        select
+            run_id,
+            max(case when event_kind like 'elastic%' then 1 else 0 end) = 1 as has_elastic_entries,
+            cast(min({{ dbt.split_part('project_id', "'@w'", 2) }}) as {{ dbt.type_int() }}) as window_no
+        from entries
+        group by run_id
+    ) as window_runs
+    inner join ({{ goodput_library_window_rows() }}) as windows
+        on windows.window_no = window_runs.window_no
+    where coalesce(windows.is_elastic_run, window_runs.has_elastic_entries)
+    {%- else %}
     select distinct run_id
     from entries
     where event_kind like 'elastic%'
+    {%- endif %}
 
 ),
 
