@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from goodput_loader.dbt import project_args
+from goodput_loader.entries import ELASTIC_TIME_KEYS
 from goodput_loader.errors import LoaderError
 from goodput_loader.library_windows import Window, library_window_rows, plain
 from goodput_loader.library_windows import iso as _iso
@@ -70,26 +71,42 @@ def _result(rows: list[dict[str, Any]], run_id: str, semantics: str, start: dt.d
     }
     if "max_productive_step" in first:
         result["max_productive_step"] = int(first["max_productive_step"])
+    if first.get("stepping_slice_efficiency") is not None:
+        # an elastic run's slice efficiencies over the interval (ElasticGoodputCalculator's figures)
+        result["stepping_slice_efficiency"] = first["stepping_slice_efficiency"]
+        result["available_slice_efficiency"] = first["available_slice_efficiency"]
     return result
 
 
-def _landed_runs(duckdb_path: str, run: str) -> list[str]:
-    """The run_ids of the landed runs `run` names (its run_id, or every project's run of that name),
-    whether or not they have entries in the window."""
+def _landed_runs(duckdb_path: str, run: str) -> dict[str, bool]:
+    """The landed runs `run` names (its run_id, or every project's run of that name), whether or not
+    they have entries in the window, each with whether it is elastic.
+
+    The library's user picks the calculator for the job, not for a window: a run with any
+    ElasticGoodputRecorder entry the library reads is measured by ElasticGoodputCalculator in every
+    window, even one without elastic entries (its three buckets are then 0)."""
     import duckdb
 
     from goodput_loader.warehouses.duckdb import connect
 
+    elastic = " or ".join(f"json_exists(payload, '$.{key}')" for key in ELASTIC_TIME_KEYS)
     con = connect(duckdb_path, read_only=True)
     try:
-        rows = con.execute("select distinct log_name, run_name from goodput_raw.log_entries "
-                           "where run_name = ? or run_name = ?", [run, run.split("/", 1)[-1]]).fetchall()
+        rows = con.execute(
+            f"select log_name, run_name, bool_or(severity = 'INFO' and job_name_matches and ({elastic})) "
+            "from goodput_raw.log_entries where run_name = ? or run_name = ? group by all",
+            [run, run.split("/", 1)[-1]]).fetchall()
     except duckdb.CatalogException:  # nothing landed yet
         rows = []
     finally:
         con.close()
-    ids = sorted({f"{log_name.split('/')[1]}/{run_name}" for log_name, run_name in rows})
-    return [run] if run in ids else [run_id for run_id in ids if run_id.split("/", 1)[1] == run]
+    ids: dict[str, bool] = {}
+    for log_name, run_name, is_elastic in rows:
+        run_id = f"{log_name.split('/')[1]}/{run_name}"
+        ids[run_id] = ids.get(run_id, False) or bool(is_elastic)
+    if run in ids:
+        return {run: ids[run]}
+    return {run_id: is_elastic for run_id, is_elastic in sorted(ids.items()) if run_id.split("/", 1)[1] == run}
 
 
 def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.datetime,
@@ -100,7 +117,8 @@ def library_interval(duckdb_path: str, run: str, start: dt.datetime, end: dt.dat
     # a name several projects use is refused even when only one of its runs has entries in the window
     landed = _landed_runs(duckdb_path, run)
     _one_run([{"run_id": run_id} for run_id in landed], run)
-    rows = library_window_rows(duckdb_path, [Window(landed[0] if landed else run, start, end)], project_dir)
+    run_id, elastic = next(iter(landed.items()), (run, None))
+    rows = library_window_rows(duckdb_path, [Window(run_id, start, end, elastic=elastic)], project_dir)
     run_id = _one_run(rows, run)
     if rows[0]["invalid_reason"]:
         # the library raises ValueError here (its monitor sends nothing for the window)

@@ -185,6 +185,9 @@ def render_interval(data: dict[str, Any], console: Console | None = None) -> Non
                   f"elapsed {_fmt_seconds(data['elapsed_seconds'])}  productive "
                   f"{_fmt_seconds(data['productive_seconds'])}  goodput {goodput}  "
                   f"disruptions {data['disruptions']}  ({data['semantics']} semantics)")
+    if data.get("stepping_slice_efficiency") is not None:
+        console.print(f"slice efficiency: stepping {data['stepping_slice_efficiency']:.4f}  "
+                      f"available {data['available_slice_efficiency']:.4f}")
     table = Table(header_style="bold")
     for column in ["badput", "seconds", "% of elapsed"]:
         table.add_column(column, justify="left" if column == "badput" else "right")

@@ -5,6 +5,9 @@
    windows of one grid step do; so do arbitrary cut points through `goodput-loader interval`).
 3. OTHER in a window is never negative, and equals elapsed - productive - counted buckets
    in every window of a run whose located amounts never overlap.
+4. Elastic runs: each window's slice efficiencies (rolling and latest) are what the library's
+   ElasticGoodputCalculator._compute_time_weighted_efficiency gives over the window's elapsed time
+   from the run's slice-count entries; the whole-job window's equal the cumulative mart's.
 Window values are also recomputed here by brute force from the located amounts, so the
 curve/sweep machinery is checked against the plain definition.
 """
@@ -128,9 +131,54 @@ def check_rolling_properties(db: Path, grid: int, windows: list[int]) -> dict[st
             counted = sum(v for k, v in window.items() if k[0] not in COUNTED_EXCLUDED)
             close(other, r["elapsed_seconds"] - r["productive_seconds"] - counted, f"{key} OTHER formula")
             formula_checked += 1
+    efficiency_checked = check_slice_efficiency(db, goodput, cumulative, whole, last_end, close)
     assert not problems, "\n".join(problems[:60])
-    return {"runs": len(last_end), "non_overlapping": len(non_overlapping), "formula_checked": formula_checked,
+    return {"efficiency_checked": efficiency_checked, "runs": len(last_end), "non_overlapping": len(non_overlapping), "formula_checked": formula_checked,
             "windows": len(goodput)}
+
+
+def slice_records(db: Path) -> dict[str, list[tuple]]:
+    """Each run's slice-count records as the library extracts them from the entries it reads."""
+    from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
+
+    payloads: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows(db, "select run_name, payload from goodput_raw.log_entries "
+                      "where severity = 'INFO' and job_name_matches order by \"timestamp\", insert_id"):
+        payloads[r["run_name"]].append(json.loads(r["payload"]))
+    return {name: records for name, entries in payloads.items()
+            if (records := ElasticGoodputCalculator._extract_slice_count_entries(entries))}
+
+
+def check_slice_efficiency(db: Path, goodput: list[dict[str, Any]], cumulative: dict[str, dict[str, Any]],
+                           whole: int, last_end: dict[str, float], close: Any) -> int:
+    """Property 4; returns how many windows it checked."""
+    from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
+
+    records = slice_records(db)
+    latest = rows(db, "select * from fct_goodput_rolling_latest")
+    checked = 0
+    for r in goodput + latest:
+        name = r["run_name"]
+        if name not in records:
+            assert r["stepping_slice_efficiency"] is None and r["available_slice_efficiency"] is None, r
+            continue
+        start = r["window_start_at"].replace(tzinfo=dt.timezone.utc).timestamp()
+        stepping, available = ElasticGoodputCalculator._compute_time_weighted_efficiency(
+            records[name], start, start + r["elapsed_seconds"])
+        where = f"{name} {r['window_seconds']}@{r['window_start_at']}"
+        close(r["stepping_slice_efficiency"], stepping, f"{where} stepping slice efficiency")
+        close(r["available_slice_efficiency"], available, f"{where} available slice efficiency")
+        checked += 1
+    for r in goodput:
+        if r["run_name"] in records and r["window_seconds"] == whole and r["window_end_epoch"] == last_end[r["run_name"]]:
+            for column in ("stepping_slice_efficiency", "available_slice_efficiency",
+                           "stepping_slice_efficiency_observed", "available_slice_efficiency_observed"):
+                got, want = r[column], cumulative[r["run_name"]][column]
+                if got is None or want is None:  # the observed figures: no record in force before the end
+                    assert got is None and want is None, (r["run_name"], column, got, want)
+                else:
+                    close(got, want, f"{r['run_name']} whole-job {column}")
+    return checked
 
 
 def non_overlapping_runs(db: Path) -> set[str]:
@@ -241,7 +289,7 @@ def test_rolling_properties_on_random_runs(tmp_path_factory, seeds):
     db = land_runs(tmp_path, runs)
     dbt_build(db, utc(end + 100), *rolling_vars(), "--", "--exclude", "test_type:data")
     counts = check_rolling_properties(db, GRID, WINDOWS)
-    assert counts["runs"] >= 30, counts
+    assert counts["runs"] >= 30 and counts["efficiency_checked"] > 0, counts
     brute_force_windows(db, sample=300, seed=seeds[0])
 
 
@@ -254,7 +302,7 @@ def test_rolling_properties_on_simulated_runs(tmp_path):
     windows = [60, 3600, 10**8]
     dbt_build(db, start + dt.timedelta(days=1), *rolling_vars(60, windows))
     counts = check_rolling_properties(db, 60, windows)
-    assert counts["runs"] == 3
+    assert counts["runs"] == 3 and counts["efficiency_checked"] > 0, counts
     brute_force_windows(db, sample=150, seed=1)
 
 

@@ -39,85 +39,110 @@
     where elastic_slice_counts_epoch is not null
 {%- endmacro %}
 
-{% macro goodput_slice_efficiency(records, bounds, keys=['run_id']) -%}
+{% macro goodput_slice_seconds_at(records, points) -%}
+    {#- One row per row of `points` (run_id, at_epoch; distinct) of a run with
+        records: the slice-seconds stepping and available from the run's first
+        record to at_epoch (0 before it), and the seconds some record was in
+        force by then (covered_seconds). The record in force at a time is the
+        last one at or before it, in processing order among equal times. -#}
     select
-        {% for key in keys %}bounds.{{ key }},
+        run_id,
+        at_epoch,
+        case when in_force_epoch is null then 0.0
+            else stepping_before + stepping_share * (at_epoch - in_force_epoch) end as stepping_seconds,
+        case when in_force_epoch is null then 0.0
+            else available_before + available_share * (at_epoch - in_force_epoch) end as available_seconds,
+        case when in_force_epoch is null then 0.0 else at_epoch - first_epoch end as covered_seconds
+    from (
+        select
+            run_id,
+            at_epoch,
+            is_point,
+            {%- for column in ['record_epoch', 'first_epoch', 'stepping_before', 'stepping_share',
+                               'available_before', 'available_share'] %}
+            last_value({{ column }} ignore nulls) over (
+                partition by run_id order by at_epoch, is_point, point_seq rows between unbounded preceding and current row
+            ) as {{ 'in_force_epoch' if column == 'record_epoch' else column }}{{ "," if not loop.last }}
+            {%- endfor %}
+        from (
+            select
+                run_id,
+                record_epoch as at_epoch,
+                0 as is_point,
+                event_seq as point_seq,
+                record_epoch,
+                min(record_epoch) over (partition by run_id) as first_epoch,
+                coalesce(sum(stepping_share * (next_epoch - record_epoch)) over (
+                    partition by run_id order by record_epoch, event_seq
+                    rows between unbounded preceding and 1 preceding
+                ), 0) as stepping_before,
+                stepping_share,
+                coalesce(sum(available_share * (next_epoch - record_epoch)) over (
+                    partition by run_id order by record_epoch, event_seq
+                    rows between unbounded preceding and 1 preceding
+                ), 0) as available_before,
+                available_share
+            from (
+                select
+                    records.*,
+                    lead(record_epoch) over (partition by run_id order by record_epoch, event_seq) as next_epoch
+                from {{ records }} as records
+            ) as chained
+            union all
+            select
+                points.run_id,
+                points.at_epoch,
+                1,
+                0,
+                null, null, null, null, null, null
+            from {{ points }} as points
+            where points.run_id in (select run_id from {{ records }})
+        ) as merged
+    ) as swept
+    where is_point = 1
+{%- endmacro %}
+
+{% macro goodput_slice_efficiency(records, bounds, keys=['run_id']) -%}
+    {#- Each interval is the difference of the slice-seconds at its end and at
+        its start (goodput_slice_seconds_at), so any number of intervals cost
+        one sweep of the records and their ends, however long they are. -#}
+    select
+        {% for key in keys %}ends.{{ key }},
         {% endfor -%}
         case
-            when recorded.run_id is null then null
-            when bounds.end_epoch <= bounds.start_epoch then 0.0
-            else coalesce(weighted.stepping_seconds, 0) / (bounds.end_epoch - bounds.start_epoch)
+            when count(seconds_at.run_id) = 0 then null
+            when ends.end_epoch <= ends.start_epoch then 0.0
+            else sum(ends.sign * seconds_at.stepping_seconds) / (ends.end_epoch - ends.start_epoch)
         end as stepping_slice_efficiency,
         case
-            when recorded.run_id is null then null
-            when bounds.end_epoch <= bounds.start_epoch then 0.0
-            else coalesce(weighted.available_seconds, 0) / (bounds.end_epoch - bounds.start_epoch)
+            when count(seconds_at.run_id) = 0 then null
+            when ends.end_epoch <= ends.start_epoch then 0.0
+            else sum(ends.sign * seconds_at.available_seconds) / (ends.end_epoch - ends.start_epoch)
         end as available_slice_efficiency,
-        weighted.stepping_seconds / nullif(weighted.covered_seconds, 0) as stepping_slice_efficiency_observed,
-        weighted.available_seconds / nullif(weighted.covered_seconds, 0) as available_slice_efficiency_observed
-    from {{ bounds }} as bounds
-    left join (select distinct run_id from {{ records }}) as recorded
-        on recorded.run_id = bounds.run_id
-    left join (
+        case when ends.end_epoch > ends.start_epoch then
+            sum(ends.sign * seconds_at.stepping_seconds) / nullif(sum(ends.sign * seconds_at.covered_seconds), 0)
+        end as stepping_slice_efficiency_observed,
+        case when ends.end_epoch > ends.start_epoch then
+            sum(ends.sign * seconds_at.available_seconds) / nullif(sum(ends.sign * seconds_at.covered_seconds), 0)
+        end as available_slice_efficiency_observed
+    from (
+        {%- for at_end, sign in [('end_epoch', '1.0'), ('start_epoch', '-1.0')] %}
         select
             {% for key in keys %}{{ key }},
             {% endfor -%}
-            sum(stepping_share * (coalesce(next_epoch, end_epoch) - at_epoch)) as stepping_seconds,
-            sum(available_share * (coalesce(next_epoch, end_epoch) - at_epoch)) as available_seconds,
-            sum(coalesce(next_epoch, end_epoch) - at_epoch) as covered_seconds
-        from (
-            select
-                points.*,
-                lead(points.at_epoch) over (
-                    partition by {{ keys | join(', ') }} order by points.at_epoch, points.point_seq
-                ) as next_epoch
-            from (
-                -- the record in force at the start, moved to the start
-                select
-                    {% for key in keys %}{{ key }},
-                    {% endfor -%}
-                    end_epoch,
-                    start_epoch as at_epoch,
-                    -1 as point_seq,
-                    stepping_share,
-                    available_share
-                from (
-                    select
-                        {% for key in keys %}bounds.{{ key }},
-                        {% endfor -%}
-                        bounds.start_epoch,
-                        bounds.end_epoch,
-                        records.stepping_share,
-                        records.available_share,
-                        row_number() over (
-                            partition by {% for key in keys %}bounds.{{ key }}{{ ", " if not loop.last }}{% endfor %}
-                            order by records.record_epoch desc, records.event_seq desc
-                        ) as recency
-                    from {{ bounds }} as bounds
-                    inner join {{ records }} as records
-                        on records.run_id = bounds.run_id
-                        and records.record_epoch <= bounds.start_epoch
-                    where bounds.end_epoch > bounds.start_epoch
-                ) as at_or_before_start
-                where recency = 1
-                union all
-                -- the records that change it inside the interval
-                select
-                    {% for key in keys %}bounds.{{ key }},
-                    {% endfor -%}
-                    bounds.end_epoch,
-                    records.record_epoch as at_epoch,
-                    records.event_seq as point_seq,
-                    records.stepping_share,
-                    records.available_share
-                from {{ bounds }} as bounds
-                inner join {{ records }} as records
-                    on records.run_id = bounds.run_id
-                    and records.record_epoch > bounds.start_epoch
-                    and records.record_epoch < bounds.end_epoch
-            ) as points
-        ) as timeline
-        group by {{ keys | join(', ') }}
-    ) as weighted
-        on {% for key in keys %}weighted.{{ key }} = bounds.{{ key }}{{ " and " if not loop.last }}{% endfor %}
+            start_epoch,
+            end_epoch,
+            {{ at_end }} as at_epoch,
+            {{ sign }} as sign
+        from {{ bounds }}
+        {{ "union all" if not loop.last }}
+        {%- endfor %}
+    ) as ends
+    left join (
+        {{ goodput_slice_seconds_at(records,
+            '(select run_id, start_epoch as at_epoch from ' ~ bounds ~ ' union distinct select run_id, end_epoch from ' ~ bounds ~ ')') }}
+    ) as seconds_at
+        on seconds_at.run_id = ends.run_id
+        and seconds_at.at_epoch = ends.at_epoch
+    group by {% for key in keys %}ends.{{ key }}, {% endfor %}ends.start_epoch, ends.end_epoch
 {%- endmacro %}

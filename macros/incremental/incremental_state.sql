@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(7) }}
+  {{ return(8) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

@@ -3,7 +3,8 @@
   from the same located attribution as the rolling marts: one row per measure
   (PRODUCTIVE, DISRUPTIONS, every Badput bucket of the run, OTHER), with the
   interval as counted (cut at the job start and at the job end or evaluation
-  time) and each measure's share of its elapsed seconds.
+  time) and each measure's share of its elapsed seconds; for an elastic run
+  both slice efficiencies over that counted interval (null for other runs).
 
       dbt show --inline "{{ goodput_interval('my-run', '2026-12-01T00:00:00Z', '2026-12-01T06:00:00Z') }}"
       goodput-loader interval --run my-run --start 2026-12-01T00:00Z --end 2026-12-01T06:00Z
@@ -108,6 +109,30 @@ interval_totals as (
 
 ),
 
+interval_slice_counts as (
+
+    {{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}
+        and run_id in (select run_id from requested)
+
+),
+
+interval_spans as (
+
+    select
+        run_id,
+        elapsed_origin_epoch + start_offset as start_epoch,
+        elapsed_origin_epoch + end_offset as end_epoch
+    from interval_bounds
+    where run_id in (select run_id from interval_slice_counts)
+
+),
+
+interval_slice_efficiency as (
+
+    {{ goodput_slice_efficiency('interval_slice_counts', 'interval_spans') }}
+
+),
+
 measures as (
 
     select
@@ -166,9 +191,13 @@ select
     badput_type_id,
     counts_against_goodput,
     seconds,
-    pct
+    pct,
+    interval_slice_efficiency.stepping_slice_efficiency,
+    interval_slice_efficiency.available_slice_efficiency
 from measures
 inner join requested
     on requested.run_id = measures.run_id
+left join interval_slice_efficiency
+    on interval_slice_efficiency.run_id = measures.run_id
 
 {%- endmacro %}

@@ -22,6 +22,8 @@
   library's get_job_goodput would report at the window end: the step of the
   last productive interval ended by then in the current segment (0 right
   after a restart), or the last recorded step once the job has ended.
+  Elastic runs also get both slice efficiencies over the window's elapsed
+  time (macros/elastic/slice_efficiency.sql), null for other runs.
 #}
 
 with
@@ -52,6 +54,33 @@ totals as (
 per_window as (
 
     {{ goodput_window_totals('rolling_values', 'badput_types', extra=['computed_at']) }}
+
+),
+
+slice_counts as (
+
+    {{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}
+        and {{ goodput_run_is_rebuilt() }}
+
+),
+
+elastic_windows as (
+
+    -- each window over the job time it holds, as elapsed_seconds counts it (elastic runs only)
+    select distinct
+        run_id,
+        window_seconds,
+        window_end_epoch,
+        elapsed_origin_epoch + start_offset as start_epoch,
+        elapsed_origin_epoch + end_offset as end_epoch
+    from rolling_values
+    where run_id in (select run_id from slice_counts)
+
+),
+
+slice_efficiency as (
+
+    {{ goodput_slice_efficiency('slice_counts', 'elastic_windows', keys=['run_id', 'window_seconds', 'window_end_epoch']) }}
 
 ),
 
@@ -140,11 +169,19 @@ select
     coalesce(swept.max_step, 0) as max_productive_step,
     per_window.disruptions,
     per_window.is_partial,
+    slice_efficiency.stepping_slice_efficiency,
+    slice_efficiency.available_slice_efficiency,
+    slice_efficiency.stepping_slice_efficiency_observed,
+    slice_efficiency.available_slice_efficiency_observed,
     per_window.window_end_epoch,
     per_window.computed_at
 from per_window
 inner join totals
     on totals.run_id = per_window.run_id
+left join slice_efficiency
+    on slice_efficiency.run_id = per_window.run_id
+    and slice_efficiency.window_seconds = per_window.window_seconds
+    and slice_efficiency.window_end_epoch = per_window.window_end_epoch
 left join swept
     on swept.run_id = per_window.run_id
     and swept.at_offset = per_window.end_offset

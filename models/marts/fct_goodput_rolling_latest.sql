@@ -5,7 +5,8 @@
   end, or the evaluation time of a running job): what the library's monitor
   reports as interval Goodput for each window size, computed from the same
   attribution as fct_goodput_cumulative (see docs/semantics.md for where the
-  library's own interval computation differs).
+  library's own interval computation differs). Elastic runs also get both
+  slice efficiencies over the window's elapsed time, null for other runs.
 #}
 
 with
@@ -34,6 +35,32 @@ per_window as (
 
     {{ goodput_window_totals('latest_values', 'badput_types') }}
 
+),
+
+slice_counts as (
+
+    {{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}
+        and {{ goodput_run_is_rebuilt() }}
+
+),
+
+elastic_windows as (
+
+    -- each window over the job time it holds, as elapsed_seconds counts it (elastic runs only)
+    select distinct
+        run_id,
+        window_seconds,
+        elapsed_origin_epoch + start_offset as start_epoch,
+        elapsed_origin_epoch + end_offset as end_epoch
+    from latest_values
+    where run_id in (select run_id from slice_counts)
+
+),
+
+slice_efficiency as (
+
+    {{ goodput_slice_efficiency('slice_counts', 'elastic_windows', keys=['run_id', 'window_seconds']) }}
+
 )
 
 select
@@ -49,7 +76,14 @@ select
     per_window.badput_seconds,
     totals.max_productive_step,
     per_window.disruptions,
+    slice_efficiency.stepping_slice_efficiency,
+    slice_efficiency.available_slice_efficiency,
+    slice_efficiency.stepping_slice_efficiency_observed,
+    slice_efficiency.available_slice_efficiency_observed,
     totals.last_job_end_epoch is null as is_running
 from per_window
 inner join totals
     on totals.run_id = per_window.run_id
+left join slice_efficiency
+    on slice_efficiency.run_id = per_window.run_id
+    and slice_efficiency.window_seconds = per_window.window_seconds

@@ -157,13 +157,16 @@ def reference_goodput(
 
 
 def reference_interval(job_name: str, payloads: list[dict[str, Any]], start: dt.datetime,
-                       end: dt.datetime, cache_dir: Path) -> dict[str, Any]:
-    """What GoodputCalculator.get_job_goodput_interval reports for [start, end]: seconds per bucket."""
+                       end: dt.datetime, cache_dir: Path, calculator_class: Any = None) -> dict[str, Any]:
+    """What GoodputCalculator (or calculator_class) .get_job_goodput_interval reports for [start, end]:
+    seconds per bucket; an ElasticGoodputCalculator's slice efficiencies from its
+    get_interval_metric_details (None where it reports none)."""
     logger = ListCloudLogger(job_name, payloads)
-    calculator = lib_goodput.GoodputCalculator(
+    calculator = (calculator_class or lib_goodput.GoodputCalculator)(
         job_name=job_name, logger_name=f"goodput_{job_name}", cloud_logger=logger, cache_dir=str(cache_dir)
     )
     goodput_pct, breakdown, max_step, total, disruptions = calculator.get_job_goodput_interval(start, end)
+    details = calculator.get_interval_metric_details(start, end) if calculator_class else {}
     seconds: dict[tuple[str, str | None], float] = {}
     for badput_type, value in breakdown.items():
         if isinstance(value, dict):
@@ -172,4 +175,6 @@ def reference_interval(job_name: str, payloads: list[dict[str, Any]], start: dt.
         else:
             seconds[(badput_type.name, None)] = value * total / 100
     return {"goodput_pct": goodput_pct, "elapsed_seconds": total, "productive_seconds": goodput_pct * total / 100,
-            "badput_seconds": seconds, "max_productive_step": max_step, "disruptions": disruptions}
+            "badput_seconds": seconds, "max_productive_step": max_step, "disruptions": disruptions,
+            "stepping_slice_efficiency": details.get("stepping_slice_efficiency"),
+            "available_slice_efficiency": details.get("available_slice_efficiency")}
