@@ -49,8 +49,7 @@ class BigQueryBuild:
 
     def check(self, project_dir: str | None = None) -> None:
         """Raise now, before any work, if the profile cannot give a window build its scratch dataset."""
-        with tempfile.TemporaryDirectory(prefix="goodput-library-windows-") as scratch:
-            scratch_bigquery_profile(Path(scratch), "_check", self.target, self.profiles_dir, project_dir)
+        _bigquery_output(self.target, self.profiles_dir, project_dir)
 
 
 @dataclass(frozen=True)
@@ -180,6 +179,19 @@ def scratch_bigquery_profile(directory: Path, suffix: str, target: str, profiles
     copied as written (env_var() and all: dbt renders it), so it authenticates as the user's builds do."""
     import yaml
 
+    profile, output, dataset = _bigquery_output(target, profiles_dir, project_dir)
+    scratch = {k: v for k, v in output.items() if k not in ("dataset", "schema")}
+    scratch["dataset"] = f"{dataset}{suffix}"
+    (directory / "profiles.yml").write_text(yaml.safe_dump(
+        {profile: {"target": BIGQUERY_TARGET, "outputs": {BIGQUERY_TARGET: scratch}}}))
+    return str(directory)
+
+
+def _bigquery_output(target: str, profiles_dir: str | None, project_dir: str | None) -> tuple[str, dict, str]:
+    """The project's profile name, the user's BigQuery output `target` as written and its dataset; an
+    actionable LoaderError when the profile cannot be read or has no such output."""
+    import yaml
+
     source_dir = Path(profiles_dir or os.environ.get("DBT_PROFILES_DIR") or find_project_dir(project_dir))
     source = source_dir / "profiles.yml"
     project = yaml.safe_load((find_project_dir(project_dir) / "dbt_project.yml").read_text())
@@ -198,11 +210,7 @@ def scratch_bigquery_profile(directory: Path, suffix: str, target: str, profiles
     dataset = output.get("dataset", output.get("schema"))
     if not dataset:
         raise LoaderError(f"{source}: output {target!r} names no dataset")
-    scratch = {k: v for k, v in output.items() if k not in ("dataset", "schema")}
-    scratch["dataset"] = f"{dataset}{suffix}"
-    (directory / "profiles.yml").write_text(yaml.safe_dump(
-        {project["profile"]: {"target": BIGQUERY_TARGET, "outputs": {BIGQUERY_TARGET: scratch}}}))
-    return str(directory)
+    return project["profile"], output, dataset
 
 
 def main() -> None:

@@ -139,20 +139,23 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
     elastic = [run for run in runs if run.get("stepping_slice_efficiency") is not None]
     if elastic:
         # ElasticGoodputCalculator's figures: time before the first slice-count record counts as 0
-        slices = Table(title="Elastic slice efficiency over the job (time-weighted share of slices; observed: "
-                             "over the time slice counts were known)",
+        slices = Table(title="Elastic runs: slice efficiency over the job (observed: over the time slice counts were "
+                             "known); Goodput net of waits and re-initialisation (the library also counts them "
+                             "as productive)",
                        header_style="bold")
-        for column in ["run", "stepping", "available", "stepping observed", "available observed"]:
+        for column in ["run", "stepping", "available", "stepping observed", "available observed", "goodput %",
+                       "goodput % net"]:
             slices.add_column(column, justify="left" if column == "run" else "right")
 
-        def share(value: float | None) -> str:
-            return "-" if value is None else f"{value:.3f}"
+        def share(value: float | None, digits: int = 3) -> str:
+            return "-" if value is None else f"{value:.{digits}f}"
 
         for run in elastic:
-            # observed: over the time a slice-count record was in force (not a library figure)
+            # observed and net: corrected figures beside the library's (docs/semantics.md#elastic-runs)
             slices.add_row(escape(run["label"]), share(run["stepping_slice_efficiency"]),
                            share(run["available_slice_efficiency"]), share(run["stepping_slice_efficiency_observed"]),
-                           share(run["available_slice_efficiency_observed"]))
+                           share(run["available_slice_efficiency_observed"]), share(run["goodput_pct"], 2),
+                           share(run["goodput_pct_net_of_elastic"], 2))
         console.print(slices)
 
     rolling = Table(title="Rolling Goodput: the last window of each size, up to the job end or now "

@@ -1,6 +1,7 @@
 """Goodput with exclusions against the real GoodputCalculator.get_job_goodput_with_exclusions.
 
-Random runs recorded by the real GoodputRecorder, each with random exclusion windows (overlapping,
+Random runs recorded by the real GoodputRecorder (and elastic ones by ElasticGoodputRecorder, against
+ElasticGoodputCalculator), each with random exclusion windows (overlapping,
 touching, inverted, over accelerator init, restarts and the job end, one for every run), declared with
 `goodput-loader exclusions add`. After one build, fct_goodput_with_exclusions and
 fct_badput_with_exclusions must equal what a fresh library calculator returns for the same windows at
@@ -19,6 +20,8 @@ from typing import Any
 import pytest
 from conftest import cli_subprocess, dbt_build, land_runs, query
 from ml_goodput_measurement.src import goodput as lib_goodput
+from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
+from support.elastic import random_elastic_runs
 from support.oracle import (ListCloudLogger, breakdown_by_key, frozen_library_clock, payload_time,
                             payloads_in_processing_order)
 from support.scenarios import T0, envelope, random_runs, record, utc
@@ -26,6 +29,8 @@ from support.scenarios import T0, envelope, random_runs, record, utc
 from goodput_loader.exclusions import add_exclusion
 
 SEEDS = list(range(900, 940))
+ELASTIC_SEEDS = list(range(940, 950))
+ELASTIC = frozenset(f"elastic-{i:03d}" for i in range(len(ELASTIC_SEEDS)))
 
 
 def exact(t: float) -> float:
@@ -53,8 +58,10 @@ def windows_for(payloads: list[dict[str, Any]], rng: random.Random) -> list[tupl
 
 def library(name: str, payloads: list[dict[str, Any]], windows: list[tuple[float, float]], as_of: dt.datetime,
             cache_dir: Path) -> dict[str, Any]:
-    calculator = lib_goodput.GoodputCalculator(job_name=name, logger_name=f"goodput_{name}",
-                                               cloud_logger=ListCloudLogger(name, payloads), cache_dir=str(cache_dir))
+    # the elastic runs' calculator is ElasticGoodputCalculator, whose breakdown has the three ELASTIC_* keys
+    calculator_class = ElasticGoodputCalculator if name in ELASTIC else lib_goodput.GoodputCalculator
+    calculator = calculator_class(job_name=name, logger_name=f"goodput_{name}",
+                                  cloud_logger=ListCloudLogger(name, payloads), cache_dir=str(cache_dir))
     with frozen_library_clock(as_of):
         goodput, breakdown, max_step, excluded = calculator.get_job_goodput_with_exclusions(
             [(utc(a), utc(b)) for a, b in windows], include_badput_breakdown=True)
@@ -69,6 +76,10 @@ def library(name: str, payloads: list[dict[str, Any]], windows: list[tuple[float
 def fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("exclusions")
     runs, end = random_runs(SEEDS)
+    elastic, elastic_end = random_elastic_runs(ELASTIC_SEEDS)
+    assert set(elastic) == ELASTIC
+    runs.update(elastic)
+    end = max(end, elastic_end)
     # a restart from step 0 (the library's main path drops that segment; its exclusion path does not),
     # and a run excluded from start to end
     fixed = {

@@ -8,7 +8,6 @@ is pinned here with both values.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import random
@@ -19,7 +18,6 @@ from typing import Any
 import pytest
 from conftest import BIN, cli_subprocess, dbt_build, land_runs, query
 from support.oracle import payload_time, reference_interval
-from support.elastic import record_elastic
 from support.scenarios import PROJECT, record, utc
 
 from goodput_loader.entries import format_rfc3339_us, log_name_for
@@ -215,46 +213,3 @@ def test_library_semantics_is_the_default_and_equals_the_library(warehouse, tmp_
     assert empty.returncode == 1 and "No log entries found within the interval window" in empty.stderr
     assert "Traceback" not in empty.stderr
 
-
-def test_an_elastic_runs_intervals_are_the_elastic_calculators(tmp_path):
-    """A run with ElasticGoodputRecorder entries is measured by ElasticGoodputCalculator in every window:
-    a window holding a slice-down wait and a slice-count record gets the ELASTIC_* buckets and both slice
-    efficiencies; a later window with no elastic entry still has the three buckets (at 0) and, like the
-    library, no efficiency. --semantics additive weighs the slice counts over the counted interval with the
-    record in force at its start (the run's), as the rolling marts do."""
-    from ml_goodput_measurement.src.goodput_elastic import ElasticGoodputCalculator
-
-    name = "elastic-steady"
-    ops: list[tuple] = [("job_start", T), ("slices", T + 1, 2, 4, 3)]
-    ops += [("step", T + 10 + 10 * i, i) for i in range(10)]
-    ops += [("wait_start", T + 105, "slice_down"), ("wait_end", T + 135, "slice_down"), ("slices", T + 135, 4, 4, 4)]
-    ops += [("step", T + 140 + 10 * i, 10 + i) for i in range(100)] + [("job_end", T + 1140)]
-    payloads = record_elastic(name, ops)
-    db = land_runs(tmp_path, {name: timed_envelope(payloads, name)})
-    dbt_build(db, utc(T + 1200))
-    records = ElasticGoodputCalculator._extract_slice_count_entries(payloads)
-    for start, end, has_efficiency in [(T + 50, T + 200, True), (T + 600, T + 900, False)]:
-        out = json.loads(cli_subprocess("interval", "--duckdb", db, "--run", name, "--start", utc(start).isoformat(),
-                                        "--end", utc(end).isoformat(), "--json").stdout)
-        lib = reference_interval(name, payloads, utc(start), utc(end), tmp_path, ElasticGoodputCalculator)
-        seconds = {(b["badput_type"], b["custom_badput_event_type"]): b["badput_seconds"] for b in out["badput"]}
-        assert {"ELASTIC_SLICE_DOWN", "ELASTIC_SCALE_UP", "ELASTIC_REINITIALIZATION"} <= {k[0] for k in seconds}
-        assert set(seconds) == set(lib["badput_seconds"])
-        for key, value in lib["badput_seconds"].items():
-            assert seconds[key] == approx(value), key
-        assert seconds[("ELASTIC_SLICE_DOWN", None)] == approx(30.0 if has_efficiency else 0.0)
-        assert out["goodput_pct"] == approx(lib["goodput_pct"])
-        if has_efficiency:
-            # one record before the window (not in it: counts as 0 for the library), one inside
-            assert lib["stepping_slice_efficiency"] == approx((200 - 135) / 150)
-            assert out["stepping_slice_efficiency"] == approx(lib["stepping_slice_efficiency"])
-            assert out["available_slice_efficiency"] == approx(lib["available_slice_efficiency"])
-        else:
-            assert lib["stepping_slice_efficiency"] is None and "stepping_slice_efficiency" not in out
-        additive = ours_of(db, name, start, end)
-        counted_from = dt.datetime.fromisoformat(additive["counted_from"].replace("Z", "+00:00")).timestamp()
-        stepping, available = ElasticGoodputCalculator._compute_time_weighted_efficiency(
-            records, counted_from, counted_from + additive["elapsed_seconds"])
-        assert additive["stepping_slice_efficiency"] == approx(stepping)
-        assert additive["available_slice_efficiency"] == approx(available)
-    assert additive["stepping_slice_efficiency"] == approx(1.0)  # the second record holds over the quiet window

@@ -123,12 +123,7 @@ def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict
         points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
                             float(run["step_time_deviation_seconds"])))
         points.append(Point(performance, at + MIN_SPACING, float(run["mean_step_deviation_seconds"])))
-    for metric in ("stepping_slice_efficiency", "available_slice_efficiency"):
-        # elastic runs: what ElasticGoodputMonitor sends with include_slice_efficiency (none without slice counts)
-        if run.get(metric) is not None:
-            points.append(Point(_series(target, name, metric, "double_value",
-                                        {"window_type": "CUMULATIVE", "rolling_window_size": "0"}), at,
-                                float(run[metric])))
+    points += _slice_efficiency_points(target, name, run, at, "CUMULATIVE", 0)
     for row in badput:
         # a series per key of the library's breakdown: none for a bucket its computation never created
         if not (row["exported_to_gcm"] and row["is_in_library_breakdown"]):
@@ -163,15 +158,18 @@ def interval_efficiency_points(target: Target, rows: Iterable[dict[str, Any]]) -
     """stepping/available_slice_efficiency of live windows (rows: run_name, window_seconds, end_at and the two
     efficiencies), as ElasticGoodputMonitor's interval upload sends them: none where a window has no
     slice-count entry."""
-    points = []
-    for row in rows:
-        for metric in ("stepping_slice_efficiency", "available_slice_efficiency"):
-            if row[metric] is None:
-                continue
-            series = _series(target, row["run_name"], metric, "double_value",
-                             {"window_type": "INTERVAL", "rolling_window_size": str(int(row["window_seconds"]))})
-            points.append(Point(series, row["end_at"], float(row[metric])))
-    return points
+    return [point for row in rows
+            for point in _slice_efficiency_points(target, row["run_name"], row, row["end_at"], "INTERVAL",
+                                                  int(row["window_seconds"]))]
+
+
+def _slice_efficiency_points(target: Target, name: str, row: dict[str, Any], at: dt.datetime, window_type: str,
+                             window_seconds: int) -> list[Point]:
+    """What ElasticGoodputMonitor sends with include_slice_efficiency for one cumulative figure or window:
+    a point per efficiency the row has (an elastic run's; none without slice counts)."""
+    labels = {"window_type": window_type, "rolling_window_size": str(window_seconds)}
+    return [Point(_series(target, name, metric, "double_value", labels), at, float(row[metric]))
+            for metric in ("stepping_slice_efficiency", "available_slice_efficiency") if row.get(metric) is not None]
 
 
 def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: dt.datetime) -> Plan:

@@ -63,6 +63,17 @@ view: fct_goodput_cumulative {
     value_format_name: decimal_3
     sql: ${TABLE}.available_slice_efficiency_observed ;;
   }
+  dimension: goodput_pct_net_of_elastic {
+    description: "Elastic runs: Goodput without the productive time under way during waits and re-initialisation, which the library counts as productive and as Badput (not a library figure)."
+    type: number
+    value_format_name: decimal_2
+    sql: ${TABLE}.goodput_pct_net_of_elastic ;;
+  }
+  dimension: elastic_slice_down_unnamed_seconds {
+    description: "Elastic runs: the part of ELASTIC_SLICE_DOWN from waits whose type does not say slice_down (not a library figure)."
+    type: number
+    sql: ${TABLE}.elastic_slice_down_unnamed_seconds ;;
+  }
   measure: total_elapsed_seconds {
     type: sum
     sql: ${TABLE}.total_elapsed_seconds ;;

@@ -61,6 +61,20 @@ view: fct_goodput_rolling {
     value_format_name: decimal_2
     sql: 100 * ${productive_seconds} / nullif(${elapsed_seconds}, 0) ;;
   }
+  measure: stepping_slice_efficiency {
+    description: "Elastic runs: time-weighted share of slices stepping over the selected windows (each window's ElasticGoodputCalculator weighting)."
+    type: number
+    value_format_name: decimal_3
+    sql: sum(${TABLE}.stepping_slice_efficiency * ${TABLE}.elapsed_seconds)
+      / nullif(sum(case when ${TABLE}.stepping_slice_efficiency is not null then ${TABLE}.elapsed_seconds end), 0) ;;
+  }
+  measure: available_slice_efficiency {
+    description: "Elastic runs: time-weighted share of slices available over the selected windows (each window's ElasticGoodputCalculator weighting)."
+    type: number
+    value_format_name: decimal_3
+    sql: sum(${TABLE}.available_slice_efficiency * ${TABLE}.elapsed_seconds)
+      / nullif(sum(case when ${TABLE}.available_slice_efficiency is not null then ${TABLE}.elapsed_seconds end), 0) ;;
+  }
   measure: disruptions {
     type: sum
     sql: ${TABLE}.disruptions ;;

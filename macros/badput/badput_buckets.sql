@@ -39,7 +39,7 @@
   ]) }}
 {%- endmacro %}
 
-{#- elastic: the totals have is_elastic and the elastic columns (the main path; the exclusion path has none). -#}
+{#- elastic: the totals have is_elastic and the elastic columns (goodput_elastic_badput_columns). -#}
 {% macro goodput_badput_unpivoted(totals, custom, elastic=false) -%}
     {%- for badput_type, column in goodput_badput_columns() %}
     select

@@ -5,7 +5,9 @@
   value below 0 or above the adjusted total becomes 0); OTHER = adjusted total
   - productive - every counted bucket, never negative; a share is 0 unless
   strictly between 0 and the total. A run whose whole time is excluded has no
-  rows (the library returns an empty breakdown).
+  rows (the library returns an empty breakdown). An elastic run also has the
+  three ELASTIC_* rows, at 0: ElasticGoodputCalculator lists them on this
+  path but its exclusion loop accumulates no elastic time.
 #}
 
 with
@@ -53,7 +55,7 @@ custom as (
 
 unpivoted as (
 
-    {{ goodput_badput_unpivoted('totals', 'custom') }}
+    {{ goodput_badput_unpivoted('totals', 'custom', elastic=true) }}
 
 ),
 

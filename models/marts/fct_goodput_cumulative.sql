@@ -6,6 +6,15 @@
   and for elastic runs the slice efficiencies ElasticGoodputCalculator's
   get_job_goodput_details adds: time weighted from the first job start over
   the total elapsed time (macros/elastic/slice_efficiency.sql).
+
+  Beside the library's figures for elastic runs, corrected ones (not library
+  outputs, docs/semantics.md#elastic-runs): the library adds wait and
+  re-initialisation time as Badput but leaves it in productive time, so
+  productive_seconds_net_of_elastic takes out the productive time located
+  (as the rolling marts locate it) while some wait or re-initialisation was
+  under way, each second once; and elastic_slice_down_unnamed_seconds says how
+  much of ELASTIC_SLICE_DOWN comes from waits whose type does not say
+  slice_down (the library files every wait without scale_up there).
 #}
 
 with
@@ -51,6 +60,57 @@ job_spans as (
 slice_efficiency as (
 
     {{ goodput_slice_efficiency('slice_counts', 'job_spans') }}
+
+),
+
+elastic_pairs as (
+
+    select * from {{ ref('int_goodput__paired_intervals') }}
+    where {{ goodput_run_is_rebuilt() }}
+        and elastic_badput_type is not null
+
+),
+
+elastic_spans as (
+
+    {{ goodput_merged_spans('elastic_pairs') }}
+
+),
+
+productive_in_elastic as (
+
+    -- located amounts are uniform over their span; a point amount counts where it lies
+    select
+        amounts.run_id,
+        sum(
+            case
+                when amounts.end_epoch > amounts.start_epoch
+                    then amounts.amount * {{ goodput_overlap_seconds('amounts', 'spans') }}
+                        / (amounts.end_epoch - amounts.start_epoch)
+                when amounts.start_epoch < spans.end_epoch then amounts.amount
+                else 0
+            end
+        ) as productive_seconds
+    from {{ ref('int_goodput__timeline_amounts') }} as amounts
+    inner join elastic_spans as spans
+        on spans.run_id = amounts.run_id
+        and amounts.start_epoch <= spans.end_epoch
+        and amounts.end_epoch >= spans.start_epoch
+    where {{ goodput_run_is_rebuilt('amounts.run_id') }}
+        and amounts.measure = 'PRODUCTIVE'
+    group by amounts.run_id
+
+),
+
+unnamed_waits as (
+
+    select
+        run_id,
+        sum(case when lower(interval_subtype) not like '%slice_down%' then duration_seconds else 0 end)
+            as seconds
+    from elastic_pairs
+    where elastic_badput_type = 'ELASTIC_SLICE_DOWN'
+    group by run_id
 
 ),
 
@@ -124,6 +184,16 @@ final as (
         slice_efficiency.available_slice_efficiency,
         slice_efficiency.stepping_slice_efficiency_observed,
         slice_efficiency.available_slice_efficiency_observed,
+        case
+            when validity.is_elastic
+                then validity.productive_seconds - coalesce(productive_in_elastic.productive_seconds, 0)
+        end as productive_seconds_net_of_elastic,
+        case
+            when validity.is_elastic and validity.invalid_reason is null
+                then (validity.productive_seconds - coalesce(productive_in_elastic.productive_seconds, 0))
+                    / validity.total_elapsed_seconds * 100
+        end as goodput_pct_net_of_elastic,
+        case when validity.is_elastic then coalesce(unnamed_waits.seconds, 0) end as elastic_slice_down_unnamed_seconds,
         validity.invalid_reason is null as is_valid,
         validity.invalid_reason,
         coalesce(badput.has_sanitized_badput, false) as has_sanitized_badput,
@@ -136,6 +206,8 @@ final as (
     left join badput on badput.run_id = validity.run_id
     left join deviation on deviation.run_id = validity.run_id
     left join slice_efficiency on slice_efficiency.run_id = validity.run_id
+    left join productive_in_elastic on productive_in_elastic.run_id = validity.run_id
+    left join unnamed_waits on unnamed_waits.run_id = validity.run_id
 
 )
 
@@ -165,6 +237,9 @@ select
     available_slice_efficiency,
     stepping_slice_efficiency_observed,
     available_slice_efficiency_observed,
+    productive_seconds_net_of_elastic,
+    goodput_pct_net_of_elastic,
+    elastic_slice_down_unnamed_seconds,
     is_valid,
     invalid_reason,
     has_sanitized_badput,

@@ -8,6 +8,10 @@
   Elastic waits (ElasticGoodputCalculator._extract_elastic_wait_intervals)
   pair per wait type as written ('unknown' when the entry has none), elastic
   re-initialisations on their own; both only when start < end.
+  elastic_badput_type is the bucket ElasticGoodputCalculator puts an elastic
+  pair in: ELASTIC_SCALE_UP when the wait type contains scale_up (any case),
+  ELASTIC_SLICE_DOWN for any other wait, ELASTIC_REINITIALIZATION; null for
+  the other kinds.
 #}
 
 with
@@ -76,7 +80,13 @@ paired as (
         segment_no as end_segment_no,
         previous_at_epoch as start_epoch,
         at_epoch as end_epoch,
-        at_epoch - previous_at_epoch as duration_seconds
+        at_epoch - previous_at_epoch as duration_seconds,
+        case
+            when interval_kind = 'elastic_reinit' then 'ELASTIC_REINITIALIZATION'
+            when interval_kind != 'elastic_wait' then null
+            when lower(interval_subtype) like '%scale_up%' then 'ELASTIC_SCALE_UP'
+            else 'ELASTIC_SLICE_DOWN'
+        end as elastic_badput_type
     from with_previous
     where not is_start
         and previous_is_start

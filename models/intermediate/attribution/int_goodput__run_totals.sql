@@ -194,14 +194,13 @@ elastic_pairs as (
 
     select
         run_id,
-        sum(case when interval_kind = 'elastic_wait' and lower(interval_subtype) not like '%scale_up%'
-            then duration_seconds end) as elastic_slice_down_seconds,
-        sum(case when interval_kind = 'elastic_wait' and lower(interval_subtype) like '%scale_up%'
-            then duration_seconds end) as elastic_scale_up_seconds,
-        sum(case when interval_kind = 'elastic_reinit' then duration_seconds end) as elastic_reinitialization_seconds
+        {%- for badput_type, column in goodput_elastic_badput_columns() %}
+        sum(case when elastic_badput_type = '{{ badput_type }}' then duration_seconds end) as {{ column }}
+        {{- "," if not loop.last }}
+        {%- endfor %}
     from {{ ref('int_goodput__paired_intervals') }}
     where {{ goodput_run_is_rebuilt() }}
-        and interval_kind in ('elastic_wait', 'elastic_reinit')
+        and elastic_badput_type is not null
     group by run_id
 
 ),
@@ -212,11 +211,9 @@ reinit_overlaps as (
     select
         setup.run_id,
         sum(case when setup.interval_kind = 'tpu_initialization'
-            then greatest(0, least(setup.end_epoch, reinit.end_epoch) - greatest(setup.start_epoch, reinit.start_epoch))
-            else 0 end) as tpu_initialization_overlap_seconds,
+            then {{ goodput_overlap_seconds('setup', 'reinit') }} else 0 end) as tpu_initialization_overlap_seconds,
         sum(case when setup.interval_kind = 'training_prep'
-            then greatest(0, least(setup.end_epoch, reinit.end_epoch) - greatest(setup.start_epoch, reinit.start_epoch))
-            else 0 end) as training_prep_overlap_seconds
+            then {{ goodput_overlap_seconds('setup', 'reinit') }} else 0 end) as training_prep_overlap_seconds
     from {{ ref('int_goodput__paired_intervals') }} as setup
     inner join {{ ref('int_goodput__paired_intervals') }} as reinit
         on reinit.run_id = setup.run_id

@@ -18,7 +18,10 @@
     never counted twice;
   - checkpoint save and restore time are not read: no such Badput, and the
     blocking save time stays productive;
-  - the last productive step is the largest over the segments.
+  - the last productive step is the largest over the segments;
+  - elastic runs: no wait or re-initialisation time is accumulated (the
+    elastic calculator does not override this path), so its three buckets
+    are 0 and that time falls in OTHER.
   The total is the main path's (job start to job end or the evaluation time)
   minus the excluded seconds, never below 0.
 #}
@@ -276,7 +279,13 @@ final as (
         cast(0 as {{ dbt.type_float() }}) as checkpoint_save_seconds,
         cast(0 as {{ dbt.type_float() }}) as checkpoint_restore_seconds,
         coalesce(steps.wasted_progress_seconds, 0) as wasted_progress_seconds,
-        coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds
+        coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds,
+        -- ElasticGoodputCalculator's breakdown lists its three buckets on this path too, but the exclusion
+        -- loop accumulates no wait or re-initialisation: 0, and OTHER takes that time
+        totals.is_elastic,
+        {%- for badput_type, column in goodput_elastic_badput_columns() %}
+        {{ goodput_float('0') }} as {{ column }}{{ "," if not loop.last }}
+        {%- endfor %}
     from totals
     left join steps on steps.run_id = totals.run_id
     left join recovery on recovery.run_id = totals.run_id

@@ -377,8 +377,7 @@ reinit_overlaps as (
         reinit.end_seq as reinit_end_seq,
         greatest(paired.start_epoch, reinit.start_epoch) as start_epoch,
         least(paired.end_epoch, reinit.end_epoch) as end_epoch,
-        least(paired.end_epoch, reinit.end_epoch) - greatest(paired.start_epoch, reinit.start_epoch)
-            as overlap_seconds
+        {{ goodput_overlap_seconds('paired', 'reinit') }} as overlap_seconds
     from paired
     inner join elastic_paired as reinit
         on reinit.run_id = paired.run_id
@@ -418,11 +417,7 @@ elastic_amounts as (
     select
         run_id,
         end_segment_no as segment_no,
-        case
-            when interval_kind = 'elastic_reinit' then 'ELASTIC_REINITIALIZATION'
-            when lower(interval_subtype) like '%scale_up%' then 'ELASTIC_SCALE_UP'
-            else 'ELASTIC_SLICE_DOWN'
-        end as measure,
+        elastic_badput_type as measure,
         {{ no_type }} as custom_badput_event_type,
         replace(interval_kind, '_', ' ') as component,
         end_seq as source_seq,
