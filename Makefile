@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[test,bigquery,monitoring]'
+	$(BIN)/pip install --quiet -e '.[test,bigquery,monitoring,tensorboard]'
 	touch $@
 
 $(BQEMU_VENV)/.installed:

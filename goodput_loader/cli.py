@@ -397,6 +397,38 @@ def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_
         render_report(data)
 
 
+# --------------------------------------------------------------- tensorboard
+@main.command()
+@duckdb_option
+@click.option("--logdir", required=True, type=click.Path(file_okay=False),
+              help="TensorBoard log directory: each run's events go to LOGDIR/<run>/goodput.")
+@click.option("--run", "runs", multiple=True,
+              help="Only these runs (repeatable): a run name (its run in every project) or PROJECT/RUN.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written, per run, as JSON.")
+@click.option("--allow-failed-build", is_flag=True,
+              help="Read the marts even though the last dbt build of some model or test failed.")
+@click.pass_obj
+def tensorboard(obj: _Context, duckdb_path: str, logdir: str, runs: tuple[str, ...], as_json: bool,
+                allow_failed_build: bool) -> None:
+    """Write what the library's monitor writes to TensorBoard, from the built marts.
+
+    Tags goodput/goodput, badput/<bucket>, badput/custom_badput_events/<type> at the
+    max productive step, and step_deviation per step. Each export appends only what
+    changed since the last one (run it after each build). Needs the [tensorboard] extra.
+
+    \b
+      goodput-loader tensorboard --logdir tb/ && tensorboard --logdir tb/
+    """
+    from goodput_loader.tensorboard import export
+
+    summary = _run(export, duckdb_path, logdir, list(runs), allow_failed_build)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    written = [run for run in summary if run["goodput_points"] or run["step_deviation_points"]]
+    obj.info(f"{len(written)} of {len(summary)} runs had something new: "
+             f"{sum(r['goodput_points'] for r in summary)} Goodput/Badput and "
+             f"{sum(r['step_deviation_points'] for r in summary)} step-deviation points written to {logdir}")
+
 
 # --------------------------------------------------------------- exclusions
 @main.group()

@@ -6,6 +6,17 @@
 connection: "goodput_bigquery"
 
 include: "/views/*.view.lkml"
+include: "/dashboards/*.dashboard.lookml"
+
+# Cached results last until the next dbt build: every build records its nodes' outcomes in
+# goodput_build_results (macros/incremental/build_results.sql), so a new finished_at means new marts.
+datagroup: goodput_build {
+  sql_trigger: select max(finished_at) from `goodput.goodput_build_results` ;;
+  max_cache_age: "24 hours"
+  description: "A dbt build of the goodput marts finished."
+}
+
+persist_with: goodput_build
 
 explore: runs {
   label: "Goodput runs"
@@ -45,5 +56,37 @@ explore: fct_goodput_rolling {
     type: left_outer
     relationship: many_to_one
     sql_on: ${dim_runs.run_id} = ${fct_goodput_rolling.run_id} ;;
+  }
+}
+
+explore: fct_goodput_fleet_daily {
+  label: "Fleet by day"
+  description: "The fleet's Goodput per UTC day (runs with a valid Goodput), time weighted."
+}
+
+explore: fct_badput_fleet_daily {
+  label: "Fleet Badput by day"
+  description: "Where the fleet's time went per UTC day and Badput bucket."
+}
+
+explore: fct_steps {
+  label: "Steps"
+  description: "Every step of every run: its time, how the library counts it, its deviation from the ideal step time."
+
+  join: dim_runs {
+    type: left_outer
+    relationship: many_to_one
+    sql_on: ${dim_runs.run_id} = ${fct_steps.run_id} ;;
+  }
+}
+
+explore: fct_disruptions {
+  label: "Disruptions"
+  description: "Every restart: when, from which step, the progress redone and the recovery time."
+
+  join: dim_runs {
+    type: left_outer
+    relationship: many_to_one
+    sql_on: ${dim_runs.run_id} = ${fct_disruptions.run_id} ;;
   }
 }

@@ -30,7 +30,8 @@ RAW = "goodput_raw"
 AS_OF = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
 ROLLING_VARS = {"rolling_grid_seconds": 300, "rolling_windows_seconds": [3600, 86400]}
 MARTS = ["fct_goodput_cumulative", "fct_badput_breakdown", "fct_steps", "fct_disruptions", "dim_runs",
-         "fct_goodput_rolling", "fct_badput_rolling", "fct_goodput_rolling_latest", "fct_badput_rolling_latest"]
+         "fct_goodput_rolling", "fct_badput_rolling", "fct_goodput_rolling_latest", "fct_badput_rolling_latest",
+         "fct_goodput_daily", "fct_badput_daily", "fct_goodput_fleet_daily", "fct_badput_fleet_daily"]
 
 
 @pytest.fixture(scope="module")

@@ -46,20 +46,58 @@ def test_build_tests_and_report_on_simulated_runs(tmp_path, warehouse):
 
 
 def check_lookml_against(warehouse) -> None:
-    """Every view reads a mart that exists, every column its SQL names is in that mart, and every
-    field the explores use is defined."""
+    """looker/ parsed (lkml for views and the model, YAML for the dashboard): every view reads a mart that
+    exists and only its columns; every field a view, explore, drill, datagroup or dashboard tile uses is
+    defined, in a view the tile's explore holds."""
+    import re
+
     from conftest import ROOT
-    from support.lookml import model_references, read_views
+    from support.lookml import read_dashboards, read_model, read_views
+
+    def tables() -> set[str]:
+        return {row[0] for row in query(warehouse, "select table_name from information_schema.tables "
+                                                   "where table_schema = 'main'")}
 
     views = read_views(ROOT / "looker" / "views")
-    assert {"fct_goodput_rolling", "fct_badput_rolling", "fct_goodput_cumulative"} <= set(views)
+    assert {"fct_goodput_rolling", "fct_badput_rolling", "fct_goodput_cumulative", "fct_steps", "fct_disruptions",
+            "fct_goodput_fleet_daily", "fct_badput_fleet_daily"} <= set(views)
     for name, view in views.items():
         columns = {row[0] for row in query(warehouse, f"describe main.{view['table']}")}
         assert view["columns"] <= columns, f"{view['path'].name}: no such columns {view['columns'] - columns}"
         for ref_view, field in view["references"]:
             assert ref_view in ("TABLE", name) or field in views[ref_view]["fields"], (name, ref_view, field)
-    for ref_view, field in model_references(ROOT / "looker" / "goodput.model.lkml"):
-        assert field in views[ref_view]["fields"], f"goodput.model.lkml uses {ref_view}.{field}, which no view defines"
+        assert view["drill_fields"] <= view["fields"], (name, view["drill_fields"] - view["fields"])
+
+    model = read_model(ROOT / "looker" / "goodput.model.lkml")
+    datagroups = {d["name"]: d for d in model["datagroups"]}
+    assert model["persist_with"] in datagroups
+    for datagroup in datagroups.values():
+        # the cache ends with a build: its trigger reads a table every build writes
+        assert set(re.findall(r"`[\w-]+\.(\w+)`", datagroup["sql_trigger"])) <= tables(), datagroup
+    for name, explore in model["explores"].items():
+        assert explore["views"] <= set(views), (name, explore["views"] - set(views))
+        for ref_view, field in explore["used"]:
+            assert ref_view in explore["views"] and field in views[ref_view]["fields"], (name, ref_view, field)
+
+    dashboards = read_dashboards(ROOT / "looker" / "dashboards")
+    assert dashboards and "/dashboards/*.dashboard.lookml" in model["includes"]
+
+    def defined(explore: str, field: str) -> bool:
+        view, _, name = field.partition(".")
+        return view in model["explores"][explore]["views"] and name in views[view]["fields"]
+
+    for dashboard in dashboards:
+        filters = {f["name"]: f for f in dashboard.get("filters", [])}
+        for f in filters.values():
+            assert f["model"] == "goodput" and defined(f["explore"], f["field"]), f
+        assert len(dashboard["elements"]) >= 5
+        for tile in dashboard["elements"]:
+            assert tile["model"] == "goodput" and tile["explore"] in model["explores"], tile["name"]
+            used = (tile["fields"] + [sort.split()[0] for sort in tile.get("sorts", [])]
+                    + list(tile.get("filters", {})) + list(tile.get("listen", {}).values()))
+            for field in used:
+                assert defined(tile["explore"], field), (tile["name"], field)
+            assert set(tile.get("listen", {})) <= set(filters), tile["name"]
 
 
 def test_report_before_build_says_what_to_do(warehouse, tmp_path):

@@ -33,7 +33,8 @@ print(len(names))
 """
 
 # Packages that only the extras bring: finding one would mean the venv is not a base install.
-EXTRAS_ONLY = ["google.cloud.bigquery", "google.cloud.monitoring_v3", "dbt.adapters.bigquery", "pytest"]
+EXTRAS_ONLY = ["google.cloud.bigquery", "google.cloud.monitoring_v3", "dbt.adapters.bigquery", "tensorboardX",
+               "pytest"]
 
 
 def _run(*args: str | Path, cwd: Path | None = None) -> str:
@@ -62,7 +63,7 @@ def test_base_install_imports_every_module_and_every_command_helps(tmp_path: Pat
     out = _run(python, "-c", IMPORT_ALL, cwd=tmp_path).split("\n")
     commands, module_count = out[0].split(), int(out[1])
     assert module_count >= 15, out
-    assert {"load", "simulate", "build", "report", "rejects", "interval", "push"} <= set(commands)
+    assert {"load", "simulate", "build", "report", "rejects", "interval", "push", "tensorboard"} <= set(commands)
 
     for module in EXTRAS_ONLY:
         probe = f"import importlib.util as u; print(u.find_spec({module.split('.')[0]!r}) and u.find_spec({module!r}))"
@@ -78,7 +79,8 @@ def test_base_install_imports_every_module_and_every_command_helps(tmp_path: Pat
     export = tmp_path / "goodput_r.ndjson"
     export.write_text("")
     for args, extra in [(["load", "--bigquery", "p.d", str(export)], "bigquery"),
-                        (["push", "--project", "p", "--location", "l"], "monitoring")]:
+                        (["push", "--project", "p", "--location", "l"], "monitoring"),
+                        (["tensorboard", "--logdir", str(tmp_path / "tb")], "tensorboard")]:
         result = subprocess.run([str(cli), *args], cwd=tmp_path, capture_output=True, text=True)
         assert result.returncode == 1, (args, result.stderr)
         assert f"pip install 'goodput-warehouse[{extra}]'" in result.stderr, (args, result.stderr)

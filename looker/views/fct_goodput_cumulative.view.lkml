@@ -20,6 +20,11 @@ view: fct_goodput_cumulative {
     type: yesno
     sql: ${TABLE}.is_running ;;
   }
+  dimension: is_stalled {
+    description: "No job end and nothing logged for goodput_stall_seconds: probably hung or killed."
+    type: yesno
+    sql: ${TABLE}.is_stalled ;;
+  }
   dimension: goodput_pct {
     description: "The library's get_job_goodput() for this run."
     type: number
@@ -87,6 +92,7 @@ view: fct_goodput_cumulative {
     type: number
     value_format_name: decimal_2
     sql: 100 * ${productive_seconds} / nullif(${total_elapsed_seconds}, 0) ;;
+    drill_fields: [run_name, goodput_pct, is_running, is_stalled, disruptions]
   }
   measure: total_disruptions {
     type: sum

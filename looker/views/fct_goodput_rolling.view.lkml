@@ -36,7 +36,7 @@ view: fct_goodput_rolling {
   }
   dimension_group: window_end {
     type: time
-    timeframes: [raw, minute, hour, date, week]
+    timeframes: [raw, time, minute, hour, date, week]
     sql: ${TABLE}.window_end_at ;;
   }
   dimension: is_partial {

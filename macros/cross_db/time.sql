@@ -16,6 +16,11 @@
   timestamp_micros(cast(round(({{ expr }}) * 1000000) as int64))
 {%- endmacro %}
 
+{#- The UTC date of an epoch (a timestamp cast to date is its UTC day on both warehouses). -#}
+{% macro goodput_epoch_to_date(expr) -%}
+  cast({{ goodput_epoch_to_timestamp(expr) }} as date)
+{%- endmacro %}
+
 
 {% macro goodput_timestamp_to_epoch(expr) -%}
   {{ return(adapter.dispatch('goodput_timestamp_to_epoch', 'goodput_warehouse')(expr)) }}
