@@ -12,7 +12,7 @@ DEMO_DATA ?= demo_data
 # last entry is a minute old, as a live job's is when the build evaluates it "now".
 DEMO_START := $(shell date -u -d '-10 hours' +%Y-%m-%dT%H:00:00Z)
 
-.PHONY: demo test bench install install-test clean
+.PHONY: demo test bench install install-test browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[test,bigquery,monitoring,tensorboard]'
 	touch $@
 
+# headless Chromium opens report --html in tests/test_html_report.py (Debian package chromium)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
 $(BQEMU_VENV)/.installed:
 	$(PYTHON) -m venv $(BQEMU_VENV)
 	$(BQEMU_VENV)/bin/pip install --quiet --upgrade pip
@@ -34,7 +40,7 @@ $(BQEMU_VENV)/.installed:
 
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test $(BQEMU_VENV)/.installed
+install-test: $(VENV)/.installed-test $(BQEMU_VENV)/.installed browser
 
 demo: install
 	rm -rf $(DEMO_DATA) $(DEMO_DB)
@@ -42,6 +48,7 @@ demo: install
 	$(BIN)/goodput-loader --verbose load --duckdb $(DEMO_DB) $(DEMO_DATA)
 	$(BIN)/goodput-loader build --duckdb $(DEMO_DB)
 	$(BIN)/goodput-loader report --duckdb $(DEMO_DB)
+	$(BIN)/goodput-loader --verbose report --duckdb $(DEMO_DB) --html goodput_report.html
 
 test: install-test
 	GOODPUT_BQEMU_PYTHON=$(CURDIR)/$(BQEMU_VENV)/bin/python $(BIN)/python -m pytest
@@ -57,4 +64,4 @@ bench: install-test
 	$(if $(strip $(HISTORIES)),$(BIN)/python bench/hourly.py --histories $(HISTORIES) --repeats $(REPEATS) --out bench/RESULTS.md)
 
 clean:
-	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) target logs
+	rm -rf $(VENV) $(BQEMU_VENV) $(DEMO_DATA) $(DEMO_DB) goodput_report.html test-artifacts target logs

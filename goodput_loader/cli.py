@@ -383,13 +383,30 @@ def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple
 @click.option("--json", "as_json", is_flag=True, help="Print the marts' rows as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Read the marts even though the last dbt build of some model or test failed.")
-def report(duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_build: bool) -> None:
+@click.option("--html", "html_path", type=click.Path(dir_okay=False),
+              help="Write the report as one self-contained HTML page of charts to this file instead.")
+@click.pass_obj
+def report(obj: _Context, duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_build: bool,
+           html_path: str | None) -> None:
     """Print per-run Goodput and the Badput breakdown from the built marts.
+
+    With --html FILE, write charts instead: the fleet's Goodput per run, Badput
+    share and days, and per run rolling Goodput, Badput over time, step times and
+    the breakdown (the page needs no network to open).
 
     Refuses marts whose last build failed (a model error or a failed data test).
     """
     from goodput_loader.report import load_report, render_report
 
+    if html_path:
+        from goodput_loader.html_report import write_html
+
+        written = _run(write_html, duckdb_path, html_path, list(runs), allow_failed_build)
+        if as_json:
+            click.echo(json.dumps(written, indent=2))
+        obj.info(f"{written['path']}: {written['runs']} runs, charts for {written['run_sections']}, "
+                 f"{written['bytes']:,} bytes")
+        return
     data = _run(load_report, duckdb_path, list(runs), allow_failed_build)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))

@@ -28,6 +28,8 @@ names = sorted(m.name for m in pkgutil.walk_packages(goodput_loader.__path__, "g
 for name in names:
     importlib.import_module(name)
 from goodput_loader.cli import main
+from importlib import resources  # report --html inlines these: they must be installed with the package
+assert all((resources.files("goodput_loader") / "assets" / name).is_file() for name in ("report.html", "chart.umd.min.js"))
 print(" ".join(sorted(main.commands)))
 print(len(names))
 """
