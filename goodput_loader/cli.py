@@ -385,9 +385,12 @@ def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple
               help="Read the marts even though the last dbt build of some model or test failed.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False),
               help="Write the report as one self-contained HTML page of charts to this file instead.")
+@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
+              help="--html: read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB.")
+@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests).")
 @click.pass_obj
 def report(obj: _Context, duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_build: bool,
-           html_path: str | None) -> None:
+           html_path: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None) -> None:
     """Print per-run Goodput and the Badput breakdown from the built marts.
 
     With --html FILE, write charts instead: the fleet's Goodput per run, Badput
@@ -398,10 +401,13 @@ def report(obj: _Context, duckdb_path: str, runs: tuple[str, ...], as_json: bool
     """
     from goodput_loader.report import load_report, render_report
 
+    if bigquery_dataset and not html_path:
+        raise click.UsageError("--bigquery reads the marts for --html only (the tables print from DuckDB)")
     if html_path:
-        from goodput_loader.html_report import write_html
+        from goodput_loader.html_report import open_marts, write_html
 
-        written = _run(write_html, duckdb_path, html_path, list(runs), allow_failed_build)
+        marts = _run(open_marts, duckdb_path, bigquery_dataset, bigquery_endpoint)
+        written = _run(write_html, marts, html_path, list(runs), allow_failed_build)
         if as_json:
             click.echo(json.dumps(written, indent=2))
         obj.info(f"{written['path']}: {written['runs']} runs, charts for {written['run_sections']}, "

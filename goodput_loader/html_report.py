@@ -16,14 +16,14 @@ from __future__ import annotations
 import html
 import json
 import re
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from goodput_loader.errors import LoaderError
 from goodput_loader.runs import labels, select_runs
-from goodput_loader.warehouses.duckdb import connect, failed_nodes, fetch_rows
-from goodput_loader.warehouses.marts import refuse_failed_build
+from goodput_loader.warehouses.marts import Marts, refuse_failed_build
 
 # points per line on the page; a step is an outlier (always kept) at twice the ideal step time
 MAX_POINTS = 600
@@ -33,90 +33,74 @@ OUTLIER_FACTOR = 2.0
 MAX_RUN_SECTIONS = 40
 
 
-def _thinned(columns: str, sql_from: str, partition: str, order: str, limit: int) -> str:
-    """`columns` of sql_from, every k-th row of each partition in order, k chosen so that at most about
-    `limit` remain (the last row of each partition always kept: a chart ends where the data ends)."""
+def _thinned(columns: str, source: str, partition: str, order: str, limit: int, keep: str = "false") -> str:
+    """`columns` of `source` (a from clause, {t} and {runs} as Marts.rows takes them), about `limit` rows
+    of each partition evenly spread in order: the first row of each of `limit` equal stretches, and the
+    last row (a chart ends where the data ends), and every row where `keep` holds. Portable SQL, so the
+    page reads DuckDB and BigQuery alike."""
     return f"""
         select {columns} from (
-            select {columns}, row_number() over (partition by {partition} order by {order}) as row_no,
-                   count(*) over (partition by {partition}) as row_count
-            from {sql_from}
-        )
-        where (row_no - 1) % greatest(1, ceil(row_count / {limit})) = 0 or row_no = row_count
+            select {columns},
+                   row_number() over (partition by {partition} order by {order}) as row_no,
+                   count(*) over (partition by {partition}) as row_count,
+                   {keep} as is_kept
+            from {source}
+        ) as numbered
+        where is_kept or row_no = row_count
+            or floor((row_no - 1) * {limit} / row_count) > floor((row_no - 2) * {limit} / row_count)
         order by {partition}, {order}"""
 
 
-def load_html_data(duckdb_path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
-    """The fleet's and each selected run's series, thinned, from the DuckDB warehouse's marts."""
-    if not Path(duckdb_path).exists():
-        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
-    con = connect(duckdb_path, read_only=True)
-    try:
-        if not allow_failed_build:
-            refuse_failed_build(failed_nodes(con), "report")
-        cumulative = select_runs(fetch_rows(
-            con, "select * from main.fct_goodput_cumulative order by goodput_pct nulls first, run_id", []), runs)
-        ids = [run["run_id"] for run in cumulative]
-        # a run without a valid Goodput is named with its reason, not charted: its located values are not numbers
-        # anyone should read
-        sections = [run["run_id"] for run in cumulative if run["goodput_pct"] is not None][:MAX_RUN_SECTIONS]
-        ids_param: list[Any] = [ids]
-        sections_param: list[Any] = [sections]
-        breakdown = fetch_rows(con, """
-            select run_id, badput_type, custom_badput_event_type, gcm_badput_source, badput_type_id,
-                   counts_against_goodput, badput_seconds, badput_pct
-            from main.fct_badput_breakdown where run_id in (select unnest(?))
-            order by run_id, badput_type_id, custom_badput_event_type""", ids_param)
-        rolling = fetch_rows(con, _thinned(
-            "run_id, window_seconds, window_end_epoch, goodput_pct",
-            "main.fct_goodput_rolling where run_id in (select unnest(?))", "run_id, window_seconds",
-            "window_end_epoch", MAX_POINTS), sections_param)
-        # Badput over time: the smallest window of each run, at the window ends kept above
-        smallest: dict[str, int] = {}
-        for row in rolling:
-            smallest[row["run_id"]] = min(smallest.get(row["run_id"], row["window_seconds"]), row["window_seconds"])
-        kept = [row for row in rolling if row["window_seconds"] == smallest[row["run_id"]]]
-        rolling_badput = fetch_rows(con, """
-            select badput.run_id, badput.window_seconds, badput.window_end_epoch, badput.gcm_badput_source,
-                   badput.badput_pct
-            from main.fct_badput_rolling as badput
-            inner join (select unnest(?) as run_id, unnest(?) as window_seconds, unnest(?) as window_end_epoch) as kept
-                on kept.run_id = badput.run_id and kept.window_seconds = badput.window_seconds
-                and kept.window_end_epoch = badput.window_end_epoch
-            where badput.counts_against_goodput
-            order by badput.run_id, badput.badput_type_id, badput.gcm_badput_source, badput.window_end_epoch""",
-            [[row["run_id"] for row in kept], [row["window_seconds"] for row in kept],
-             [row["window_end_epoch"] for row in kept]])
-        disruptions = fetch_rows(con, """
-            select run_id, disruption_no, epoch(resumed_at) as resumed_epoch, resume_step, wasted_seconds,
-                   infrastructure_recovery_seconds
-            from main.fct_disruptions where run_id in (select unnest(?)) order by run_id, disruption_no""",
-            sections_param)
-        steps = fetch_rows(con, f"""
-            select run_id, step_count, step_start_epoch, duration_seconds, is_outlier from (
-                select steps.*, row_number() over (partition by steps.run_id order by steps.step_start_epoch)
-                           as row_no,
-                       count(*) over (partition by steps.run_id) as row_count,
-                       steps.duration_seconds >= {OUTLIER_FACTOR} * runs.ideal_step_seconds
-                           and runs.ideal_step_seconds > 0 as is_outlier
-                from main.fct_steps as steps
-                inner join main.fct_goodput_cumulative as runs on runs.run_id = steps.run_id
-                where steps.run_id in (select unnest(?)) and steps.interval_class = 'productive'
-            )
-            where is_outlier or (row_no - 1) % greatest(1, ceil(row_count / {MAX_STEP_POINTS})) = 0
-            order by run_id, step_start_epoch""", sections_param)
-        daily = fetch_rows(con, "select day, runs, running_runs, goodput_pct, elapsed_seconds "
-                                "from main.fct_goodput_fleet_daily order by day", [])
-        fleet_badput = fetch_rows(con, """
-            select badput.gcm_badput_source, min(badput.badput_type_id) as badput_type_id,
-                   sum(badput.badput_seconds) / nullif((select sum(elapsed_seconds)
-                                                        from main.fct_goodput_fleet_daily), 0) * 100 as share_pct
-            from main.fct_badput_fleet_daily as badput
-            where badput.counts_against_goodput
-            group by badput.gcm_badput_source
-            order by share_pct desc, badput.gcm_badput_source""", [])
-    finally:
-        con.close()
+def load_html_data(marts: Marts, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
+    """The fleet's and each selected run's series, thinned, from the marts of either warehouse."""
+    if not allow_failed_build:
+        refuse_failed_build(marts.failed_nodes(), "report")
+    cumulative = select_runs(marts.rows(
+        "select * from {t}fct_goodput_cumulative order by goodput_pct nulls first, run_id", []), runs)
+    # a run without a valid Goodput is named with its reason, not charted: its located values are not numbers
+    # anyone should read
+    sections = [run["run_id"] for run in cumulative if run["goodput_pct"] is not None][:MAX_RUN_SECTIONS]
+    breakdown = marts.rows("""
+        select run_id, badput_type, custom_badput_event_type, gcm_badput_source, badput_type_id,
+               counts_against_goodput, badput_seconds, badput_pct
+        from {t}fct_badput_breakdown where run_id in {runs}
+        order by run_id, badput_type_id, custom_badput_event_type""", sections)
+    rolling = marts.rows(_thinned(
+        "run_id, window_seconds, window_end_epoch, goodput_pct", "{t}fct_goodput_rolling where run_id in {runs}",
+        "run_id, window_seconds", "window_end_epoch", MAX_POINTS), sections)
+    # Badput over time, in each run's smallest window: every bucket has a row in every window, so the same
+    # thinning keeps the same window ends as the Goodput line's
+    rolling_badput = marts.rows(_thinned(
+        "run_id, window_seconds, window_end_epoch, gcm_badput_source, badput_type_id, badput_pct",
+        """(select badput.* from {t}fct_badput_rolling as badput
+            inner join (select run_id, min(window_seconds) as window_seconds from {t}fct_goodput_rolling
+                        where run_id in {runs} group by run_id) as smallest
+                on smallest.run_id = badput.run_id and smallest.window_seconds = badput.window_seconds
+            where badput.counts_against_goodput) as badput""",
+        "run_id, window_seconds, badput_type_id, gcm_badput_source", "window_end_epoch", MAX_POINTS), sections)
+    disruptions = marts.rows("""
+        select run_id, disruption_no, resumed_at, resume_step, wasted_seconds, infrastructure_recovery_seconds
+        from {t}fct_disruptions where run_id in {runs} order by run_id, disruption_no""", sections)
+    steps = marts.rows(_thinned(
+        "run_id, step_count, step_start_epoch, duration_seconds, is_outlier",
+        f"""(select steps.run_id, steps.step_count, steps.step_start_epoch, steps.duration_seconds,
+                    coalesce(runs.ideal_step_seconds > 0
+                             and steps.duration_seconds >= {OUTLIER_FACTOR} * runs.ideal_step_seconds, false)
+                        as is_outlier
+             from {{t}}fct_steps as steps
+             inner join {{t}}fct_goodput_cumulative as runs on runs.run_id = steps.run_id
+             where steps.run_id in {{runs}} and steps.interval_class = 'productive') as steps""",
+        "run_id", "step_start_epoch", MAX_STEP_POINTS, keep="is_outlier"), sections)
+    daily = marts.rows("select day, runs, running_runs, goodput_pct, elapsed_seconds "
+                       "from {t}fct_goodput_fleet_daily order by day", [])
+    fleet_badput = marts.rows("""
+        select gcm_badput_source, min(badput_type_id) as badput_type_id,
+               sum(badput_seconds) / nullif((select sum(elapsed_seconds) from {t}fct_goodput_fleet_daily), 0) * 100
+                   as share_pct
+        from {t}fct_badput_fleet_daily
+        where counts_against_goodput
+        group by gcm_badput_source
+        order by share_pct desc, gcm_badput_source""", [])
     return _assemble(cumulative, sections, breakdown, rolling, rolling_badput, disruptions, steps, daily,
                      fleet_badput)
 
@@ -163,7 +147,7 @@ def _assemble(cumulative: list[dict[str, Any]], sections: list[str], breakdown: 
                 # a bucket the run never had would only crowd the legend
                 "badput": [{"source": source, **series} for source, series in buckets.items()
                            if any(value for value in series["y"])],
-                "disruptions": [{"x": row["resumed_epoch"] * 1000, "resume_step": row["resume_step"],
+                "disruptions": [{"x": row["resumed_at"].timestamp() * 1000, "resume_step": row["resume_step"],
                                  "wasted_seconds": row["wasted_seconds"],
                                  "recovery_seconds": row["infrastructure_recovery_seconds"]}
                                 for row in by_disruption.get(run["run_id"], [])],
@@ -187,8 +171,13 @@ def render_html(data: dict[str, Any]) -> str:
     # inside <script>, "</" must not close the element early (run names are the user's text)
     values = {"<!--TITLE-->": html.escape(_title(data)),
               "/*CHART_JS*/": chart_js.replace("</script", "<\\/script"),
-              "/*DATA*/": json.dumps(data, default=str).replace("</", "<\\/")}
+              "/*DATA*/": json.dumps(data, default=_plain).replace("</", "<\\/")}
     return re.sub("|".join(re.escape(marker) for marker in values), lambda m: values[m.group()], page)
+
+
+def _plain(value: Any) -> Any:
+    """What json cannot write itself: BigQuery's NUMERIC as a number, anything else as text."""
+    return float(value) if isinstance(value, Decimal) else str(value)
 
 
 def _title(data: dict[str, Any]) -> str:
@@ -197,9 +186,25 @@ def _title(data: dict[str, Any]) -> str:
     return f"Goodput of {data['selected']} runs"
 
 
-def write_html(duckdb_path: str, path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
+def open_marts(duckdb_path: str, bigquery: str | None = None, endpoint: str | None = None) -> Marts:
+    """The marts to read, read only: the BigQuery dataset PROJECT.DATASET when given, else DuckDB."""
+    if bigquery:
+        from goodput_loader.warehouses.bigquery import BigQueryMarts
+
+        return BigQueryMarts(bigquery, endpoint, read_only=True)
+    if not Path(duckdb_path).exists():
+        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
+    from goodput_loader.warehouses.duckdb import DuckDBMarts
+
+    return DuckDBMarts(duckdb_path, read_only=True)
+
+
+def write_html(marts: Marts, path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
     """Write the page; return what it holds (runs, per-run sections, bytes)."""
-    data = load_html_data(duckdb_path, runs, allow_failed_build)
+    try:
+        data = load_html_data(marts, runs, allow_failed_build)
+    finally:
+        marts.close()
     page = render_html(data)
     try:
         Path(path).write_text(page, encoding="utf-8")

@@ -165,6 +165,16 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     for path in compiled:
         sqlglot.parse(path.read_text(), read="bigquery")
 
+    # report --html reads the BigQuery marts as it reads DuckDB's: the same page data
+    pages = []
+    for source in (["--bigquery", f"{PROJECT}.goodput", "--bigquery-endpoint", emulator], []):
+        page = tmp_path / f"report-{len(pages)}.html"
+        run_cli("report", "--duckdb", duck, "--html", page, *source)
+        found = re.search(r'<script id="goodput-data" type="application/json">(.*?)</script>', page.read_text(), re.S)
+        pages.append(json.loads(found.group(1)))
+    assert pages[0]["sections"] >= 3
+    assert_same_structure(pages[0], pages[1], "report --html")
+
     # push reads the BigQuery marts and writes what it writes from DuckDB; its state lives in BigQuery.
     # Live windows both ways: additive (the rolling marts) and the library's (a window build in a scratch
     # dataset through the profile above, dropped afterwards; on DuckDB a scratch file)
@@ -210,6 +220,22 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     again = run_push(PushRequest(duckdb_path="", target=target, dry_run=True, now=now, **bigquery))
     # (points once dropped as closer than 5 s to the next now count as behind the pushed ones)
     assert summary["points_planned"] > 100 and again["points_planned"] == summary["points_planned"]
+
+
+def assert_same_structure(ours: Any, theirs: Any, where: str) -> None:
+    """Equal JSON values, floats within 1e-9 relative."""
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and ours.keys() == theirs.keys(), where
+        for key in theirs:
+            assert_same_structure(ours[key], theirs[key], f"{where}.{key}")
+    elif isinstance(theirs, list):
+        assert isinstance(ours, list) and len(ours) == len(theirs), (where, len(ours), len(theirs))
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same_structure(a, b, f"{where}[{i}]")
+    elif isinstance(theirs, float) or isinstance(ours, float):
+        assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-9), (where, ours, theirs)
+    else:
+        assert ours == theirs, (where, ours, theirs)
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[tuple]:
