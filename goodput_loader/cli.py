@@ -118,6 +118,24 @@ class OptionGroup:
         return {name.removeprefix(self.prefix): values.pop(name) for name in self.names}
 
 
+# The marts a reader reads: DuckDB (--duckdb) or the BigQuery dataset dbt builds. report, tensorboard and push
+# take the same two options.
+bigquery_dataset_option = click.option(
+    "--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
+    help="Read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB.")
+bigquery_endpoint_option = click.option(
+    "--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests).")
+marts_source_options = OptionGroup(bigquery_dataset_option, bigquery_endpoint_option, prefix="bigquery_")
+
+
+def open_marts_from(duckdb_path: str, values: dict[str, Any]) -> Any:
+    """The Marts a marts_source_options group names (read only); exits with the error when they cannot open."""
+    from goodput_loader.warehouses.marts import open_marts
+
+    source = marts_source_options.take(values)
+    return _run(open_marts, duckdb_path, source["dataset"], source["endpoint"])
+
+
 # --------------------------------------------------------------------- load
 load_source_options = OptionGroup(
     click.option("--from-logging", is_flag=True, help="Read from Cloud Logging instead of files."),
@@ -385,35 +403,32 @@ def build(obj: _Context, duckdb_path: str, as_of: str | None, assignments: tuple
               help="Read the marts even though the last dbt build of some model or test failed.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False),
               help="Write the report as one self-contained HTML page of charts to this file instead.")
-@click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
-              help="--html: read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB.")
-@click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests).")
+@marts_source_options
 @click.pass_obj
 def report(obj: _Context, duckdb_path: str, runs: tuple[str, ...], as_json: bool, allow_failed_build: bool,
-           html_path: str | None, bigquery_dataset: str | None, bigquery_endpoint: str | None) -> None:
+           html_path: str | None, **source: Any) -> None:
     """Print per-run Goodput and the Badput breakdown from the built marts.
 
     With --html FILE, write charts instead: the fleet's Goodput per run, Badput
     share and days, and per run rolling Goodput, Badput over time, step times and
     the breakdown (the page needs no network to open).
 
-    Refuses marts whose last build failed (a model error or a failed data test).
+    Reads DuckDB, or with --bigquery the dataset dbt builds. Refuses marts whose
+    last build failed (a model error or a failed data test).
     """
-    from goodput_loader.report import load_report, render_report
-
-    if bigquery_dataset and not html_path:
-        raise click.UsageError("--bigquery reads the marts for --html only (the tables print from DuckDB)")
+    marts = open_marts_from(duckdb_path, source)
     if html_path:
-        from goodput_loader.html_report import open_marts, write_html
+        from goodput_loader.html_report import write_html
 
-        marts = _run(open_marts, duckdb_path, bigquery_dataset, bigquery_endpoint)
         written = _run(write_html, marts, html_path, list(runs), allow_failed_build)
         if as_json:
             click.echo(json.dumps(written, indent=2))
         obj.info(f"{written['path']}: {written['runs']} runs, charts for {written['run_sections']}, "
                  f"{written['bytes']:,} bytes")
         return
-    data = _run(load_report, duckdb_path, list(runs), allow_failed_build)
+    from goodput_loader.report import load_report, render_report
+
+    data = _run(load_report, marts, list(runs), allow_failed_build)
     if as_json:
         click.echo(json.dumps(data, indent=2, default=str))
     else:
@@ -430,9 +445,10 @@ def report(obj: _Context, duckdb_path: str, runs: tuple[str, ...], as_json: bool
 @click.option("--json", "as_json", is_flag=True, help="Print what was written, per run, as JSON.")
 @click.option("--allow-failed-build", is_flag=True,
               help="Read the marts even though the last dbt build of some model or test failed.")
+@marts_source_options
 @click.pass_obj
 def tensorboard(obj: _Context, duckdb_path: str, logdir: str, runs: tuple[str, ...], as_json: bool,
-                allow_failed_build: bool) -> None:
+                allow_failed_build: bool, **source: Any) -> None:
     """Write what the library's monitor writes to TensorBoard, from the built marts.
 
     Tags goodput/goodput, badput/<bucket>, badput/custom_badput_events/<type> at the
@@ -442,9 +458,10 @@ def tensorboard(obj: _Context, duckdb_path: str, logdir: str, runs: tuple[str, .
     \b
       goodput-loader tensorboard --logdir tb/ && tensorboard --logdir tb/
     """
-    from goodput_loader.tensorboard import export
+    from goodput_loader.tensorboard import export, require_writer
 
-    summary = _run(export, duckdb_path, logdir, list(runs), allow_failed_build)
+    _run(require_writer)  # a missing extra is the first thing to fix, before any warehouse
+    summary = _run(export, open_marts_from(duckdb_path, source), logdir, list(runs), allow_failed_build)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     written = [run for run in summary if run["goodput_points"] or run["step_deviation_points"]]
@@ -595,9 +612,8 @@ push_options = push_target_options()
 
 
 push_bigquery_options = OptionGroup(
-    click.option("--bigquery", "bigquery_dataset", metavar="PROJECT.DATASET",
-                 help="Read the marts from this BigQuery dataset (where dbt builds them) instead of DuckDB."),
-    click.option("--bigquery-endpoint", envvar="GOODPUT_BIGQUERY_ENDPOINT", help="BigQuery API endpoint (tests)."),
+    bigquery_dataset_option,
+    bigquery_endpoint_option,
     click.option("--dbt-target", default="bigquery", show_default=True,
                  help="--bigquery: the output of your dbt profile the marts are built with; the live windows' "
                       "build (--interval-semantics library) runs with its credentials in a scratch dataset "

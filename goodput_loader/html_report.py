@@ -186,19 +186,6 @@ def _title(data: dict[str, Any]) -> str:
     return f"Goodput of {data['selected']} runs"
 
 
-def open_marts(duckdb_path: str, bigquery: str | None = None, endpoint: str | None = None) -> Marts:
-    """The marts to read, read only: the BigQuery dataset PROJECT.DATASET when given, else DuckDB."""
-    if bigquery:
-        from goodput_loader.warehouses.bigquery import BigQueryMarts
-
-        return BigQueryMarts(bigquery, endpoint, read_only=True)
-    if not Path(duckdb_path).exists():
-        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
-    from goodput_loader.warehouses.duckdb import DuckDBMarts
-
-    return DuckDBMarts(duckdb_path, read_only=True)
-
-
 def write_html(marts: Marts, path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
     """Write the page; return what it holds (runs, per-run sections, bytes)."""
     try:

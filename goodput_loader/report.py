@@ -1,8 +1,9 @@
 """Read the marts back for `goodput-loader report` and `rejects`.
 
-The report opens the warehouse read-only, so it can run beside a notebook; it
-reads only the marts a `build` produced and says so when they are missing
-(the queries' plumbing is warehouses/duckdb.py's).
+The report reads the marts read-only through the ``Marts`` protocol (DuckDB, so it
+can run beside a notebook, or the BigQuery dataset dbt builds), with the same
+portable queries for both; it reads only what a `build` produced and says so
+when the marts are missing. Rejected entries are the DuckDB loader's.
 """
 
 from __future__ import annotations
@@ -15,42 +16,36 @@ from rich.markup import escape  # run names and custom event types are the user'
 from rich.table import Table
 
 from goodput_loader.runs import labels, select_runs
-from goodput_loader.warehouses.duckdb import connect, failed_nodes, fetch_rows
-from goodput_loader.warehouses.marts import refuse_failed_build
+from goodput_loader.warehouses.duckdb import connect, fetch_rows
+from goodput_loader.warehouses.marts import Marts, refuse_failed_build
 
 
-def load_report(duckdb_path: str, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
-    """Every selected run's cumulative row with its Badput breakdown and latest windows.
+def load_report(marts: Marts, runs: list[str], allow_failed_build: bool = False) -> dict[str, Any]:
+    """Every selected run's cumulative row with its Badput breakdown and latest windows, from the marts of
+    either warehouse (closed when read).
 
     `runs` holds --run values: a run name (every project's run of that name) or PROJECT/RUN."""
-    con = connect(duckdb_path, read_only=True)
     try:
         if not allow_failed_build:
-            refuse_failed_build(failed_nodes(con), "report")
+            refuse_failed_build(marts.failed_nodes(), "report")
         cumulative = select_runs(
-            fetch_rows(con, "select * from main.fct_goodput_cumulative order by run_name, project_id", []), runs)
-        params: list[Any] = [[row["run_id"] for row in cumulative]]
-        where = "where run_id in (select unnest(?))"
-        breakdown = fetch_rows(
-            con,
-            f"""select run_id, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
-                       badput_type_id, gcm_badput_source, counts_against_goodput
-                from main.fct_badput_breakdown {where}
-                order by run_id, badput_type_id, custom_badput_event_type""",
-            params,
-        )
-        rolling = fetch_rows(con, f"select * from main.fct_goodput_rolling_latest {where} order by run_id, window_seconds",
-                             params)
-        rolling_badput = fetch_rows(
-            con,
-            f"""select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
-                       badput_type_id, gcm_badput_source, counts_against_goodput
-                from main.fct_badput_rolling_latest {where}
-                order by run_id, window_seconds, badput_type_id, custom_badput_event_type""",
-            params,
-        )
+            marts.rows("select * from {t}fct_goodput_cumulative order by run_name, project_id", []), runs)
+        selected = [row["run_id"] for row in cumulative]
+        breakdown = marts.rows(
+            """select run_id, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
+                      badput_type_id, gcm_badput_source, counts_against_goodput
+               from {t}fct_badput_breakdown where run_id in {runs}
+               order by run_id, badput_type_id, custom_badput_event_type""", selected)
+        rolling = marts.rows(
+            "select * from {t}fct_goodput_rolling_latest where run_id in {runs} order by run_id, window_seconds",
+            selected)
+        rolling_badput = marts.rows(
+            """select run_id, window_seconds, badput_type, custom_badput_event_type, badput_seconds, badput_pct,
+                      badput_type_id, gcm_badput_source, counts_against_goodput
+               from {t}fct_badput_rolling_latest where run_id in {runs}
+               order by run_id, window_seconds, badput_type_id, custom_badput_event_type""", selected)
     finally:
-        con.close()
+        marts.close()
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in breakdown:
         by_run.setdefault(row.pop("run_id"), []).append(row)
@@ -81,6 +76,10 @@ def _fmt_seconds(value: float | None) -> str:
     hours, rest = divmod(float(value), 3600)
     minutes, seconds = divmod(rest, 60)
     return f"{int(hours)}h{int(minutes):02d}m{seconds:04.1f}s" if hours else f"{int(minutes)}m{seconds:04.1f}s"
+
+
+def _share(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def render_report(data: dict[str, Any], console: Console | None = None) -> None:
@@ -147,20 +146,21 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
                        "goodput % net"]:
             slices.add_column(column, justify="left" if column == "run" else "right")
 
-        def share(value: float | None, digits: int = 3) -> str:
-            return "-" if value is None else f"{value:.{digits}f}"
-
         for run in elastic:
             # observed and net: corrected figures beside the library's (docs/semantics.md#elastic-runs)
-            slices.add_row(escape(run["label"]), share(run["stepping_slice_efficiency"]),
-                           share(run["available_slice_efficiency"]), share(run["stepping_slice_efficiency_observed"]),
-                           share(run["available_slice_efficiency_observed"]), share(run["goodput_pct"], 2),
-                           share(run["goodput_pct_net_of_elastic"], 2))
+            slices.add_row(escape(run["label"]), _share(run["stepping_slice_efficiency"]),
+                           _share(run["available_slice_efficiency"]), _share(run["stepping_slice_efficiency_observed"]),
+                           _share(run["available_slice_efficiency_observed"]), _share(run["goodput_pct"], 2),
+                           _share(run["goodput_pct_net_of_elastic"], 2))
         console.print(slices)
 
     rolling = Table(title="Rolling Goodput: the last window of each size, up to the job end or now "
                           "(what the library's monitor reports)", header_style="bold")
-    for column in ["run", "window", "elapsed", "goodput %", "disruptions", "largest badput"]:
+    columns = ["run", "window", "elapsed", "goodput %", "disruptions", "largest badput"]
+    if elastic:
+        # the elastic calculator's efficiencies over each window (fct_goodput_rolling_latest)
+        columns += ["stepping eff.", "available eff."]
+    for column in columns:
         rolling.add_column(column, justify="left" if column in ("run", "window", "largest badput") else "right")
     for run in runs:
         for window in run["windows"]:
@@ -176,6 +176,8 @@ def render_report(data: dict[str, Any], console: Console | None = None) -> None:
                 "-" if window["goodput_pct"] is None else f"{window['goodput_pct']:.2f}",
                 str(window["disruptions"]),
                 top_label,
+                *([_share(window["stepping_slice_efficiency"]), _share(window["available_slice_efficiency"])]
+                  if elastic else []),
             )
     console.print(rolling)
 

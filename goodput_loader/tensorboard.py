@@ -25,8 +25,7 @@ from typing import Any
 from goodput_loader.errors import LoaderError
 from goodput_loader.extras import require
 from goodput_loader.runs import labels, select_runs
-from goodput_loader.warehouses.duckdb import connect, failed_nodes, fetch_rows
-from goodput_loader.warehouses.marts import refuse_failed_build
+from goodput_loader.warehouses.marts import Marts, as_utc, refuse_failed_build
 
 STATE_FILE = "goodput_warehouse_tensorboard.json"
 # monitoring.py's _TENSORBOARD_GCS_SUBDIR and labels
@@ -43,44 +42,56 @@ def badput_tag(row: dict[str, Any]) -> tuple[str, str]:
     return f"badput/{row['badput_type'].lower()}", row["badput_type"].lower()
 
 
-def _read_marts(duckdb_path: str, runs: list[str], allow_failed_build: bool) -> dict[str, Any]:
-    if not Path(duckdb_path).exists():
-        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
-    con = connect(duckdb_path, read_only=True)
+def _read_marts(marts: Marts, runs: list[str], allow_failed_build: bool) -> dict[str, Any]:
+    """Each valid selected run's figures, its breakdown and its timed steps, from either warehouse (closed
+    when read)."""
     try:
         if not allow_failed_build:
-            refuse_failed_build(failed_nodes(con), "tensorboard")
-        cumulative = select_runs(fetch_rows(
-            con, "select * from main.fct_goodput_cumulative where invalid_reason is null order by run_id", []), runs)
-        params: list[Any] = [[run["run_id"] for run in cumulative]]
-        badput = fetch_rows(con, """
+            refuse_failed_build(marts.failed_nodes(), "tensorboard")
+        cumulative = select_runs(marts.rows(
+            "select * from {t}fct_goodput_cumulative where invalid_reason is null order by run_id", []), runs)
+        selected = [run["run_id"] for run in cumulative]
+        badput = marts.rows("""
             select run_id, badput_type, custom_badput_event_type, badput_pct
-            from main.fct_badput_breakdown where run_id in (select unnest(?))
-            order by run_id, badput_type_id, custom_badput_event_type""", params)
-        deviations = fetch_rows(con, """
+            from {t}fct_badput_breakdown where run_id in {runs}
+            order by run_id, badput_type_id, custom_badput_event_type""", selected)
+        deviations = marts.rows("""
             select run_id, step_count, deviation_seconds, step_start_at
-            from main.fct_steps where run_id in (select unnest(?)) and deviation_seconds is not null
-            order by run_id, step_start_at, event_seq""", params)
+            from {t}fct_steps where run_id in {runs} and deviation_seconds is not null
+            order by run_id, step_start_at, event_seq""", selected)
     finally:
-        con.close()
+        marts.close()
     return {"runs": cumulative, "badput": badput, "deviations": deviations}
 
 
 def _epoch(value: dt.datetime) -> float:
-    return value.replace(tzinfo=dt.timezone.utc).timestamp()
+    """A mart time (naive UTC from DuckDB, aware from BigQuery) in epoch seconds."""
+    return as_utc(value).timestamp()
 
 
 def _iso(value: dt.datetime) -> str:
-    """A mart time (naive UTC) as a string that sorts as the time does."""
-    return value.isoformat(timespec="microseconds")
+    """A mart time as a naive UTC string that sorts as the time does (the state file's form, whichever
+    warehouse wrote it)."""
+    return as_utc(value).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
-def export(duckdb_path: str, logdir: str, runs: list[str] | None = None,
+def require_writer() -> Any:
+    """tensorboardX, as the library writes with it; a missing [tensorboard] extra is a LoaderError that says
+    what to install."""
+    return require("tensorboardX", "tensorboard", "goodput-loader tensorboard")
+
+
+def export(marts: Marts, logdir: str, runs: list[str] | None = None,
            allow_failed_build: bool = False) -> list[dict[str, Any]]:
-    """Write what is new since the last export for every (selected) run; return, per run, its directory
-    and how many Goodput/Badput and step-deviation points were written."""
-    writer_module = require("tensorboardX", "tensorboard", "goodput-loader tensorboard")
-    marts = _read_marts(duckdb_path, list(runs or []), allow_failed_build)
+    """Write what is new since the last export for every (selected) run of the marts (DuckDB or BigQuery:
+    warehouses.marts.open_marts); return, per run, its directory and how many Goodput/Badput and
+    step-deviation points were written."""
+    try:
+        writer_module = require_writer()
+    except LoaderError:
+        marts.close()
+        raise
+    data = _read_marts(marts, list(runs or []), allow_failed_build)
     root = Path(logdir)
     state_path = root / STATE_FILE
     try:
@@ -89,14 +100,14 @@ def export(duckdb_path: str, logdir: str, runs: list[str] | None = None,
     except (OSError, ValueError) as exc:
         raise LoaderError(f"cannot use --logdir {logdir}: {exc}") from exc
     badput: dict[str, list[dict[str, Any]]] = {}
-    for row in marts["badput"]:
+    for row in data["badput"]:
         badput.setdefault(row["run_id"], []).append(row)
     deviations: dict[str, list[dict[str, Any]]] = {}
-    for row in marts["deviations"]:
+    for row in data["deviations"]:
         deviations.setdefault(row["run_id"], []).append(row)
-    names = labels(marts["runs"])
+    names = labels(data["runs"])
     summary = []
-    for run in marts["runs"]:
+    for run in data["runs"]:
         run_id = run["run_id"]
         written = state.get(run_id, {})
         # tag -> (value, display name), as _log_tensorboard_scalars writes them

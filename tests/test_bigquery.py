@@ -174,6 +174,20 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
         pages.append(json.loads(found.group(1)))
     assert pages[0]["sections"] >= 3
     assert_same_structure(pages[0], pages[1], "report --html")
+    # so do the text report and the TensorBoard export
+    reports = [json.loads(run_cli("report", "--duckdb", duck, "--json", *source).stdout, parse_float=float)
+               for source in (["--bigquery", f"{PROJECT}.goodput", "--bigquery-endpoint", emulator], [])]
+    assert len(reports[0]["runs"]) >= 3
+    assert_same_structure(as_numbers(reports[0]), as_numbers(reports[1]), "report --json")
+    from test_tensorboard import read_events
+
+    exported = []
+    for source in (["--bigquery", f"{PROJECT}.goodput", "--bigquery-endpoint", emulator], []):
+        logdir = tmp_path / f"tb-{len(exported)}"
+        run_cli("tensorboard", "--duckdb", duck, "--logdir", logdir, *source)
+        exported.append({path.parent.name: read_events(path) for path in sorted(logdir.glob("*/goodput"))})
+    assert len(exported[0]) >= 3 and all(events["goodput/goodput"] for events in exported[0].values())
+    assert_same_structure(exported[0], exported[1], "tensorboard")
 
     # push reads the BigQuery marts and writes what it writes from DuckDB; its state lives in BigQuery.
     # Live windows both ways: additive (the rolling marts) and the library's (a window build in a scratch
@@ -236,6 +250,27 @@ def assert_same_structure(ours: Any, theirs: Any, where: str) -> None:
         assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-9), (where, ours, theirs)
     else:
         assert ours == theirs, (where, ours, theirs)
+
+
+def as_numbers(value: Any) -> Any:
+    """A JSON document with the strings that are numbers as floats (`report --json` prints BigQuery's NUMERIC
+    as a string, DuckDB's DECIMAL as well, and times with either warehouse's offset form)."""
+    if isinstance(value, dict):
+        return {key: as_numbers(item) for key, item in value.items()
+                if key not in ("computed_at", "first_loaded_at", "last_loaded_at", "final_segment_no")}
+    if isinstance(value, list):
+        return [as_numbers(item) for item in value]
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            try:
+                return dt.datetime.fromisoformat(value).astimezone(dt.timezone.utc).isoformat()
+            except ValueError:
+                return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[tuple]:

@@ -3,7 +3,8 @@
 Simulated runs (one elastic, one still running with a restart, one the library raises on) are built; the export's event
 files are read back with TensorBoard's own reader and compared with event files the library's monitor
 functions (_upload_goodput_metrics_to_tensorboard, _write_step_deviation_to_tensorboard) write from its
-real calculator at the same instant: the same tags, steps and values. Then the running run's next hours
+real calculator at the same instant, and with the marts read directly: the same tags, steps and values.
+Then the running run's next hours
 land: a second export appends its new Goodput point and the deviations of the steps timed since (a step
 the restart repeats included), and an export with nothing new writes nothing.
 """
@@ -65,6 +66,28 @@ def assert_same_events(got: dict[str, list[tuple[int, float]]], want: dict[str, 
             assert math.isclose(value, expected, rel_tol=1e-6, abs_tol=1e-5), f"{what} {tag}@{step}: {value} {expected}"
 
 
+def marts_events(db: Path, name: str) -> dict[str, list[tuple[int, float]]]:
+    """What the export should have written for a run, read from the marts directly: its Goodput and
+    breakdown at its max productive step, and every timed step's deviation."""
+    import duckdb
+
+    from goodput_loader.tensorboard import badput_tag
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        step, goodput = con.execute("select max_productive_step, goodput_pct from fct_goodput_cumulative "
+                                    "where run_name = ?", [name]).fetchone()
+        events = {"goodput/goodput": [(step, goodput)]}
+        for badput_type, custom, pct in con.execute(
+                "select badput_type, custom_badput_event_type, badput_pct from fct_badput_breakdown "
+                "where run_name = ?", [name]).fetchall():
+            tag, _ = badput_tag({"badput_type": badput_type, "custom_badput_event_type": custom})
+            events[tag] = [(step, pct or 0.0)]
+        events["step_deviation"] = sorted(con.execute(
+            "select step_count, deviation_seconds from fct_steps where run_name = ? and deviation_seconds is not null",
+            [name]).fetchall())
+    return events
+
+
 def test_the_export_writes_what_the_monitor_writes_and_then_only_what_is_new(tmp_path: Path) -> None:
     specs = fleet(3, seed=3, steps=1500, restarts=1, running=1, start=START, elastic=1,
                   base=RunSpec(name="", start=0.0, step_seconds=2.0, duplicate_rate=0.0))
@@ -90,6 +113,7 @@ def test_the_export_writes_what_the_monitor_writes_and_then_only_what_is_new(tmp
         got = read_events(logdir / name / "goodput")
         assert "goodput/goodput" in got and "step_deviation" in got and "badput/other" in got
         assert_same_events(got, want, name)
+        assert_same_events(got, marts_events(db, name), f"{name} against the marts")
 
     # nothing new: nothing written
     again = json.loads(cli_subprocess("tensorboard", "--duckdb", db, "--logdir", logdir, "--json").stdout)

@@ -1,17 +1,19 @@
-"""What `report` and `push` ask of the marts, whichever warehouse holds them.
+"""What `report`, `tensorboard` and `push` ask of the marts, whichever warehouse holds them.
 
 dbt builds the same marts in DuckDB and in BigQuery; only the SQL dialect and
 the client differ. This module holds what does not differ: the ``Marts``
 protocol both warehouse modules implement (duckdb.py, bigquery.py), the query
-that finds failed dbt nodes, and the rule that refuses marts built by a
-failed build. Nothing here imports a warehouse client, so it loads without
-the bigquery extra.
+that finds failed dbt nodes, the rule that refuses marts built by a failed
+build, and open_marts, which picks the warehouse a reader names. Nothing here
+imports a warehouse client at import time, so it loads without the bigquery
+extra.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from goodput_loader.errors import LoaderError
@@ -71,3 +73,20 @@ class Marts(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def open_marts(duckdb_path: str, bigquery: str | None = None, endpoint: str | None = None) -> Marts:
+    """The marts to read, read only: the BigQuery dataset PROJECT.DATASET when given, else the DuckDB file.
+
+    Every reader (report, report --html, tensorboard) goes through this, so each reads both warehouses
+    with the same queries; the warehouse modules are imported here only, so the BigQuery client stays an
+    extra."""
+    if bigquery:
+        from goodput_loader.warehouses.bigquery import BigQueryMarts
+
+        return BigQueryMarts(bigquery, endpoint, read_only=True)
+    if not Path(duckdb_path).exists():
+        raise LoaderError(f"{duckdb_path} does not exist: load entries and run `goodput-loader build` first")
+    from goodput_loader.warehouses.duckdb import DuckDBMarts
+
+    return DuckDBMarts(duckdb_path, read_only=True)

@@ -26,6 +26,11 @@
   in force at the start, or the first one after it), so the time before the
   first record is unknown rather than 0 slices; null where no record is in
   force before the end.
+
+  goodput_window_slice_efficiency(records, window_values, keys): the same over
+  each window of a relation of window values (the rolling marts' inputs: run_id,
+  `keys`, elapsed_origin_epoch, start_offset, end_offset), each window over the
+  job time it holds, as its elapsed_seconds counts it; runs with records only.
 #}
 
 {% macro goodput_slice_count_records(entries) -%}
@@ -145,4 +150,18 @@
         on seconds_at.run_id = ends.run_id
         and seconds_at.at_epoch = ends.at_epoch
     group by {% for key in keys %}ends.{{ key }}, {% endfor %}ends.start_epoch, ends.end_epoch
+{%- endmacro %}
+
+{% macro goodput_window_slice_efficiency(records, window_values, keys) -%}
+    {%- set bounds -%}
+    (
+        select distinct
+            {{ keys | join(', ') }},
+            elapsed_origin_epoch + start_offset as start_epoch,
+            elapsed_origin_epoch + end_offset as end_epoch
+        from {{ window_values }}
+        where run_id in (select run_id from {{ records }})
+    ) as elastic_windows
+    {%- endset -%}
+    {{ goodput_slice_efficiency(records, bounds, keys) }}
 {%- endmacro %}

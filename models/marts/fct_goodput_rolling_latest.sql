@@ -44,22 +44,10 @@ slice_counts as (
 
 ),
 
-elastic_windows as (
-
-    -- each window over the job time it holds, as elapsed_seconds counts it (elastic runs only)
-    select distinct
-        run_id,
-        window_seconds,
-        elapsed_origin_epoch + start_offset as start_epoch,
-        elapsed_origin_epoch + end_offset as end_epoch
-    from latest_values
-    where run_id in (select run_id from slice_counts)
-
-),
-
 slice_efficiency as (
 
-    {{ goodput_slice_efficiency('slice_counts', 'elastic_windows', keys=['run_id', 'window_seconds']) }}
+    -- each window over the job time it holds (elastic runs only)
+    {{ goodput_window_slice_efficiency('slice_counts', 'latest_values', keys=['run_id', 'window_seconds']) }}
 
 )
 
