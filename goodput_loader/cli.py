@@ -357,7 +357,7 @@ def simulate(obj: _Context, out_dir: str, runs: int, steps: int, restarts: int, 
                   prefix=prefix, base=base, live_at=live_time, elastic=elastic)
     written = []
     for spec in specs:
-        path, count = write_run(spec, Path(out_dir), project, compress)
+        path, count = _run(write_run, spec, Path(out_dir), project, compress)
         written.append({"run": spec.name, "path": str(path), "entries": count, "steps": spec.steps,
                         "restarts": spec.restarts, "finished": spec.finished,
                         "elastic": spec.elastic_slices > 1})

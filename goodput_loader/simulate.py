@@ -32,10 +32,12 @@ import string
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Iterator
+from urllib.parse import quote
 
 import orjson
 
-from goodput_loader.entries import format_rfc3339_us, log_name_for
+from goodput_loader.entries import LOG_PREFIX, format_rfc3339_us, log_name_for
+from goodput_loader.errors import LoaderError
 
 _INSERT_ID_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -353,19 +355,26 @@ def live_until(spec: RunSpec, last_entry_at: float) -> RunSpec:
 
 
 def write_run(spec: RunSpec, out_dir: Path, project: str, compress: bool) -> tuple[Path, int]:
-    """Write one run as LogEntry NDJSON (``goodput_<run>.ndjson[.gz]``); return path and count."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"goodput_{spec.name}.ndjson{'.gz' if compress else ''}"
+    """Write one run as LogEntry NDJSON (``goodput_<run>.ndjson[.gz]``); return path and count.
+
+    The file is named after the run's log ID as Cloud Logging spells it in logName (URL-encoded), so a
+    run name holding '/' (which log IDs allow) names one file, not a directory. The loader reads the run
+    from each entry's logName, never from the file name."""
+    path = out_dir / f"{quote(LOG_PREFIX + spec.name, safe='')}.ndjson{'.gz' if compress else ''}"
     count = 0
     fh: IO[bytes]
-    with (gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb")) as fh:
-        buffer: list[bytes] = []
-        for obj in log_entries(spec, project):
-            buffer.append(orjson.dumps(obj))
-            count += 1
-            if len(buffer) >= 10_000:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with (gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb")) as fh:
+            buffer: list[bytes] = []
+            for obj in log_entries(spec, project):
+                buffer.append(orjson.dumps(obj))
+                count += 1
+                if len(buffer) >= 10_000:
+                    fh.write(b"\n".join(buffer) + b"\n")
+                    buffer.clear()
+            if buffer:
                 fh.write(b"\n".join(buffer) + b"\n")
-                buffer.clear()
-        if buffer:
-            fh.write(b"\n".join(buffer) + b"\n")
+    except OSError as exc:  # full disk, no permission, a file where the directory should be
+        raise LoaderError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path, count

@@ -57,6 +57,9 @@ def runs_dir(tmp_path_factory) -> Path:
     for spec in fleet(3, seed=9, steps=700, restarts=1, running=1, start=start, elastic=1,
                       base=RunSpec(name="", start=0.0, step_seconds=3.0, duplicate_rate=0.01)):
         write_run(spec, out, "proj", compress=True)
+    # a run name with '/', which a log ID allows: logName spells it %2F, the payloads' job_name does not
+    write_run(RunSpec(name="team/llama", start=start.timestamp(), steps=150, step_seconds=3.0, seed=4), out, "proj",
+              compress=True)
     (out / "broken.ndjson").write_text('{"logName": "projects/proj/logs/goodput_x", "insertId": "a"}\nnot json\n')
     return out
 
@@ -80,7 +83,7 @@ def test_load_creates_tables_and_reloads_without_duplicates(client, emulator, ru
     rejected = bq_rows(client, f"select location, reason from {RAW}.rejected_entries order by location")
     assert [r["location"].rsplit(":", 1)[1] for r in rejected] == ["1", "2"]
     state = bq_rows(client, f"select source_key, entries_landed from {RAW}.load_state order by source_key")
-    assert sum(r["entries_landed"] for r in state) == landed and len(state) == 4
+    assert sum(r["entries_landed"] for r in state) == landed and len(state) == len(list(runs_dir.glob("*.ndjson*")))
     # no staging table is left behind
     assert sorted(t.table_id for t in client.list_tables(RAW)) == ["load_state", "log_entries", "rejected_entries"]
     table = client.get_table(f"{PROJECT}.{RAW}.log_entries")
@@ -185,8 +188,10 @@ def test_every_model_builds_on_bigquery_and_equals_duckdb(client, emulator, runs
     for source in (["--bigquery", f"{PROJECT}.goodput", "--bigquery-endpoint", emulator], []):
         logdir = tmp_path / f"tb-{len(exported)}"
         run_cli("tensorboard", "--duckdb", duck, "--logdir", logdir, *source)
-        exported.append({path.parent.name: read_events(path) for path in sorted(logdir.glob("*/goodput"))})
-    assert len(exported[0]) >= 3 and all(events["goodput/goodput"] for events in exported[0].values())
+        # (the run named team/llama writes into team/llama/goodput)
+        exported.append({str(path.parent.relative_to(logdir)): read_events(path)
+                         for path in sorted(logdir.rglob("goodput")) if path.is_dir()})
+    assert "team/llama" in exported[0] and all(events["goodput/goodput"] for events in exported[0].values())
     assert_same_structure(exported[0], exported[1], "tensorboard")
 
     # push reads the BigQuery marts and writes what it writes from DuckDB; its state lives in BigQuery.

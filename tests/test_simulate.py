@@ -70,3 +70,20 @@ def test_elastic_makes_the_first_runs_elastic_and_leaves_the_others_as_they_were
     assert all(p.get("job_name") == "sim-000" for p in payloads)
     bad = run_cli(*args, "--elastic", "4", tmp_path / "bad", expect=None)
     assert bad.exit_code == 2 and "--elastic cannot exceed --runs" in bad.stderr
+
+
+def test_a_run_name_with_a_slash_is_one_file_named_as_its_log_id_and_loads_under_its_name(tmp_path: Path) -> None:
+    import duckdb
+
+    run_cli("simulate", "--runs", "1", "--steps", "50", "--prefix", "team/llama", "--no-gzip", tmp_path / "data")
+    files = sorted(path.name for path in (tmp_path / "data").iterdir())
+    assert files == ["goodput_team%2Fllama-000.ndjson"]  # Cloud Logging's logName spelling, one file
+    run_cli("load", "--duckdb", tmp_path / "w.duckdb", tmp_path / "data" / files[0])
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        assert con.execute("select distinct run_name from goodput_raw.log_entries").fetchall() == [("team/llama-000",)]
+
+
+def test_an_unwritable_output_is_an_error_that_names_the_file_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file where the directory should be")
+    result = run_cli("simulate", "--runs", "1", "--steps", "5", tmp_path / "taken" / "data", expect=1)
+    assert "cannot write" in result.stderr and "goodput_sim-000.ndjson.gz" in result.stderr

@@ -56,6 +56,24 @@
 {%- endmacro %}
 
 
+{#-
+  The run a logName names: its log ID after 'goodput_', URL-decoded as the
+  loader decodes it (entries.py). Cloud Logging writes a log ID URL-encoded in
+  logName, and of the characters a log ID may hold ([A-Za-z0-9/_.-]) only '/'
+  needs it (%2F); '.', '_' and '-' are decoded too, for a writer that encodes
+  more than it must. Undecoded, a run named 'team/llama' would be 'team%2Fllama'
+  here and 'team/llama' in its payloads' job_name: no entry would count.
+-#}
+{% macro goodput_log_name_run_name(column) -%}
+    {%- set nested = ["substr(" ~ column ~ ", strpos(" ~ column ~ ", '/logs/goodput_') + 14)"] -%}
+    {%- for encoded, decoded in [('%2F', '/'), ('%2f', '/'), ('%2E', '.'), ('%2e', '.'), ('%5F', '_'), ('%5f', '_'),
+                                  ('%2D', '-'), ('%2d', '-')] -%}
+      {%- do nested.append("replace(" ~ nested[-1] ~ ", '" ~ encoded ~ "', '" ~ decoded ~ "')") -%}
+    {%- endfor -%}
+    {{ nested[-1] }}
+{%- endmacro %}
+
+
 {% macro default__goodput_log_sink_entries(relation) -%}
   {{ exceptions.raise_compiler_error("goodput_source log_sink reads a Cloud Logging -> BigQuery sink: use the bigquery target") }}
 {%- endmacro %}
@@ -63,14 +81,14 @@
 {% macro bigquery__goodput_log_sink_entries(relation) -%}
     select
         logName as log_name,
-        substr(logName, strpos(logName, '/logs/goodput_') + 14) as run_name,
+        {{ goodput_log_name_run_name('logName') }} as run_name,
         insertId as insert_id,
         `timestamp`,
         receiveTimestamp as receive_timestamp,
         severity,
         to_json(jsonPayload) as payload,
         coalesce(
-            json_value(to_json(jsonPayload), '$.job_name') = substr(logName, strpos(logName, '/logs/goodput_') + 14),
+            json_value(to_json(jsonPayload), '$.job_name') = {{ goodput_log_name_run_name('logName') }},
             false
         ) as job_name_matches,
         'log_sink' as source,
@@ -88,13 +106,13 @@
 {% macro bigquery__goodput_log_analytics_entries(relation) -%}
     select
         log_name,
-        substr(log_name, strpos(log_name, '/logs/goodput_') + 14) as run_name,
+        {{ goodput_log_name_run_name('log_name') }} as run_name,
         insert_id,
         `timestamp`,
         receive_timestamp,
         severity,
         json_payload as payload,
-        coalesce(json_value(json_payload, '$.job_name') = substr(log_name, strpos(log_name, '/logs/goodput_') + 14), false)
+        coalesce(json_value(json_payload, '$.job_name') = {{ goodput_log_name_run_name('log_name') }}, false)
             as job_name_matches,
         'log_analytics' as source,
         coalesce(receive_timestamp, `timestamp`) as loaded_at
