@@ -187,9 +187,14 @@ def split_log_name(log_name: Any) -> tuple[str, str]:
     return m.group(1), run
 
 
+def log_id_for(run_name: str) -> str:
+    """The log ID of a run as logName spells it: ``goodput_<run>``, URL-encoded (a '/' is ``%2F``)."""
+    return quote(LOG_PREFIX + run_name, safe="")
+
+
 def log_name_for(project: str, run_name: str) -> str:
     """The full logName the library writes a run to: ``projects/P/logs/goodput_<run>``."""
-    return f"projects/{project}/logs/{quote(LOG_PREFIX + run_name, safe='')}"
+    return f"projects/{project}/logs/{log_id_for(run_name)}"
 
 
 def _is_number(value: Any) -> bool:

@@ -32,11 +32,10 @@ import string
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Iterator
-from urllib.parse import quote
 
 import orjson
 
-from goodput_loader.entries import LOG_PREFIX, format_rfc3339_us, log_name_for
+from goodput_loader.entries import format_rfc3339_us, log_id_for, log_name_for
 from goodput_loader.errors import LoaderError
 
 _INSERT_ID_ALPHABET = string.ascii_lowercase + string.digits
@@ -360,7 +359,7 @@ def write_run(spec: RunSpec, out_dir: Path, project: str, compress: bool) -> tup
     The file is named after the run's log ID as Cloud Logging spells it in logName (URL-encoded), so a
     run name holding '/' (which log IDs allow) names one file, not a directory. The loader reads the run
     from each entry's logName, never from the file name."""
-    path = out_dir / f"{quote(LOG_PREFIX + spec.name, safe='')}.ndjson{'.gz' if compress else ''}"
+    path = out_dir / f"{log_id_for(spec.name)}.ndjson{'.gz' if compress else ''}"
     count = 0
     fh: IO[bytes]
     try:
