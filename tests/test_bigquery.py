@@ -319,9 +319,12 @@ def test_an_incremental_build_on_bigquery_equals_a_full_build(client, emulator, 
     dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit", goodput_raw_schema=raw)
     run_cli("load", *endpoint, *files)  # the first half again (deduplicated) and the rest
     dbt_bigquery(profiles, target, "build", "--exclude", "test_type:unit", goodput_raw_schema=raw)
-    rebuilt = bq_rows(client, f"select run_id, has_new_entries from {dataset}.int_goodput__runs_to_rebuild")
+    rebuilt = bq_rows(client, f"select run_id, has_new_entries, appends_after_seq "
+                              f"from {dataset}.int_goodput__runs_to_rebuild")
     assert {r["run_id"] for r in rebuilt if r["has_new_entries"]} == {
         "proj/" + e["logName"].rsplit("/goodput_", 1)[1] for e in entries if e["timestamp"] > cut}
+    # the second halves follow the first: the per-entry models appended them
+    assert any(r["appends_after_seq"] is not None for r in rebuilt)
 
     duck = tmp_path / "duck.duckdb"
     run_cli("load", "--duckdb", duck, *files)

@@ -207,3 +207,64 @@ def test_a_failure_found_over_every_row_is_not_cleared_by_tests_of_rebuilt_runs(
     assert "unique_dim_runs_run_id" in refused.stderr
     dbt_build(db, as_of + dt.timedelta(minutes=10), *ROLLING, "--", "--full-refresh")
     assert "Goodput per run" in run_cli("report", "--duckdb", db).stdout
+
+
+def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_renumbers_the_run(tmp_path):
+    """A running run whose new entries follow its stored ones keeps its per-entry rows (a mark on its first
+    entry survives) and numbers the new entries on, into a restart; a late entry that sorts among the stored
+    ones renumbers the run whole. Both equal a build from scratch."""
+    running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False)
+    entries = list(log_entries(running, "proj"))
+    run_id = "proj/running"
+    restart_at = [at(e) for e in entries if "job_start_time" in e["jsonPayload"]][-1]  # the last restart's job start
+    cut = restart_at - dt.timedelta(minutes=3)
+    first, rest = [e for e in entries if at(e) <= cut], [e for e in entries if at(e) > cut]
+    db = tmp_path / "w.duckdb"
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "first.ndjson", first))
+    dbt_build(db, cut + dt.timedelta(minutes=1), *ROLLING)
+    [(stored_last, segment_before)] = query(db, "select max(event_seq), max(segment_no) from "
+                                                "int_goodput__entries_segmented where run_id = ?", [run_id])
+    assert segment_before == 1
+
+    marks = {}
+    con = duckdb.connect(str(db))
+    for table in ("int_goodput__entries_ordered", "int_goodput__entries_segmented"):
+        [(marks[table],)] = con.execute(f"select insert_id from {table} where run_id = ? and event_seq = 1",
+                                        [run_id]).fetchall()
+        con.execute(f"update {table} set insert_id = 'kept' where run_id = ? and event_seq = 1", [run_id])
+    con.close()
+
+    as_of = max(at(e) for e in rest) + dt.timedelta(minutes=1)
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "rest.ndjson", rest))
+    dbt_build(db, as_of, *ROLLING)
+    assert query(db, "select appends_after_seq from int_goodput__runs_to_rebuild where run_id = ?",
+                 [run_id]) == [(stored_last,)]
+    for table in marks:  # kept, not recomputed
+        assert query(db, f"select insert_id from {table} where run_id = ? and event_seq = 1", [run_id]) == [("kept",)]
+    # the appended entries went on into the next segment
+    assert query(db, "select min(event_seq) > ?, count(*) from int_goodput__entries_segmented "
+                     "where run_id = ? and is_restart and segment_no = 2", [stored_last, run_id]) == [(True, 1)]
+
+    con = duckdb.connect(str(db))
+    for table, insert_id in marks.items():
+        con.execute(f"update {table} set insert_id = ? where run_id = ? and event_seq = 1", [insert_id, run_id])
+    con.close()
+    scratch = tmp_path / "scratch.duckdb"
+    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest))
+    dbt_build(scratch, as_of, *ROLLING)
+    for table in per_run_tables(scratch):
+        assert_same_table(table_rows(db, table), table_rows(scratch, table), f"appended: {table}")
+
+    # a late record of a checkpoint, timed among the stored entries: the run is numbered again, whole
+    save = next(e for e in first if e["jsonPayload"].get("event_type") == "save")
+    late = late_copy(save, at(save) + dt.timedelta(milliseconds=1), "late-among")
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "late.ndjson", [late]))
+    as_of = as_of + dt.timedelta(minutes=5)
+    dbt_build(db, as_of, *ROLLING)
+    assert query(db, "select has_new_entries, appends_after_seq from int_goodput__runs_to_rebuild "
+                     "where run_id = ?", [run_id]) == [(True, None)]
+    scratch = tmp_path / "scratch-late.duckdb"
+    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all-late.ndjson", first + rest + [late]))
+    dbt_build(scratch, as_of, *ROLLING)
+    for table in per_run_tables(scratch):
+        assert_same_table(table_rows(db, table), table_rows(scratch, table), f"late among: {table}")

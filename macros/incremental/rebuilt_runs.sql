@@ -20,7 +20,14 @@
     int_goodput__run_totals' total (totals, buckets, curves, rolling, marts).
 
   A model's import CTEs filter on goodput_run_is_rebuilt(), its pre-hook
-  deletes the same runs, and it appends what it computed. On DuckDB the hook,
+  deletes the same runs, and it appends what it computed.
+
+  The per-entry models (int_goodput__entries_ordered, _segmented) go further
+  for a run whose new entries all sort after its stored last entry
+  (runs_to_rebuild.appends_after_seq, set only after a complete build): what
+  they store for an entry depends on the entries before it alone, so they
+  keep the run's rows and append the new entries' (config goodput_appends).
+  A late entry that sorts among the stored ones renumbers the run whole. On DuckDB the hook,
   the select and the insert are one transaction; on BigQuery a failure between
   them leaves those runs out of the table until the next build, which
   recomputes them (that build did not complete, and report and push refuse
@@ -34,10 +41,13 @@
 
 
 {#- config() arguments of a per-run incremental model. -#}
-{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none) -%}
+{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends=false) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
+  {%- endif -%}
+  {%- if appends and rebuilt_when != 'new_entries' -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: only a model rebuilt for new entries can append them") }}
   {%- endif -%}
   {{ return({
       'materialized': 'incremental',
@@ -46,6 +56,7 @@
       'partition_by': partition_by,
       'on_schema_change': 'fail',
       'goodput_rebuilt_when': rebuilt_when,
+      'goodput_appends': appends,
       'pre_hook': ["{{ goodput_forget_rebuilt_runs() }}"],
       'post_hook': goodput_incremental_state_hooks(),
   }) }}
@@ -62,26 +73,36 @@
   and concatenates every landed row; the run names also filter the stored
   column, where the scan skips the row groups of other runs (staging over 200
   runs: 0.6 s -> 0.08 s).
+  part (models configured with appends only): 'whole' keeps the runs
+  recomputed whole, 'appended' those whose new entries are appended.
 -#}
-{% macro goodput_run_is_rebuilt(column='run_id', name_column=none) -%}
+{% macro goodput_run_is_rebuilt(column='run_id', name_column=none, part=none) -%}
   {#- a unit test gives only the model's inputs, and builds from scratch -#}
-  {%- if model.resource_type == 'unit_test' -%}{{ return('true') }}{%- endif -%}
+  {%- if model.resource_type == 'unit_test' -%}{{ return('false' if part == 'appended' else 'true') }}{%- endif -%}
   {%- set runs_to_rebuild = ref('int_goodput__runs_to_rebuild') -%}
   {%- if not goodput_builds_incrementally() -%}
-    true
+    {{ 'false' if part == 'appended' else 'true' }}
   {%- else -%}
-    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when'), name_column) }}
+    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when'), name_column, part) }}
   {%- endif -%}
 {%- endmacro %}
 
-{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when, name_column=none) -%}
+{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when, name_column=none, part=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the runs to rebuild but declares no "
         ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
   {%- endif -%}
-  {%- set which = "where has_new_entries" if rebuilt_when == 'new_entries' else "" -%}
+  {%- if part is not none and (part not in ('whole', 'appended') or not config.get('goodput_appends')) -%}
+    {{ exceptions.raise_compiler_error(this.identifier ~ " asks for the runs to rebuild " ~ part
+        ~ ": only a model configured with goodput_incremental_by_run(..., appends=true) can, as 'whole' or 'appended'") }}
+  {%- endif -%}
+  {%- set which = {
+      none: "where has_new_entries" if rebuilt_when == 'new_entries' else "",
+      'whole': "where has_new_entries and appends_after_seq is null",
+      'appended': "where appends_after_seq is not null",
+  }[part] -%}
   {#- read once per model (its import CTEs each ask): one query, not one per CTE (a job each on BigQuery) -#}
-  {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ rebuilt_when -%}
+  {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ rebuilt_when ~ ' ' ~ part -%}
   {%- if model.get(cache_key) is none -%}
     {%- set found = run_query("select run_id from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
     {%- do model.update({cache_key: found.columns[0].values() | list}) -%}
@@ -117,12 +138,83 @@
 {%- endmacro %}
 
 
-{#- pre_hook: the rows of the runs this build recomputes go (in the same transaction on DuckDB). -#}
+{#-
+  pre_hook: the rows of the runs this build recomputes go (in the same
+  transaction on DuckDB). A model that appends keeps an appended run's rows up
+  to its stored last entry (after a complete build there are no others).
+-#}
 {% macro goodput_forget_rebuilt_runs() -%}
-  {%- if goodput_builds_incrementally() -%}
+  {%- if goodput_builds_incrementally() and config.get('goodput_appends') -%}
+    delete from {{ this }} as stored
+    where {{ goodput_run_is_rebuilt('stored.run_id', part='whole') }}
+        or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended') }}
+            and stored.event_seq > (
+                select appended.appends_after_seq
+                from {{ ref('int_goodput__runs_to_rebuild') }} as appended
+                where appended.run_id = stored.run_id
+            ))
+  {%- elif goodput_builds_incrementally() -%}
     delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id') }}
   {%- else -%}
     select 1 as nothing_to_forget
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  The runs whose new entries this build appends (models configured with
+  appends): run_id, appends_after_seq (the event_seq of the run's stored last
+  entry) and that entry's appends_after_entry_at and appends_after_insert_id.
+  Empty in a build from scratch and in unit tests.
+-#}
+{% macro goodput_appended_runs() -%}
+  {%- if model.resource_type != 'unit_test' and goodput_builds_incrementally() -%}
+    (
+        select run_id, appends_after_seq, appends_after_entry_at, appends_after_insert_id
+        from {{ ref('int_goodput__runs_to_rebuild') }}
+        where appends_after_seq is not null
+    )
+  {%- else -%}
+    (
+        select
+            cast(null as {{ dbt.type_string() }}) as run_id,
+            cast(null as {{ dbt.type_bigint() }}) as appends_after_seq,
+            cast(null as {{ dbt.type_timestamp() }}) as appends_after_entry_at,
+            cast(null as {{ dbt.type_string() }}) as appends_after_insert_id
+        limit 0
+    )
+  {%- endif -%}
+{%- endmacro %}
+
+{#-
+  An entry (entry_at, insert_id) sorts after another (after_entry_at,
+  after_insert_id) in the library's processing order; a null in either
+  compares as not after.
+-#}
+{% macro goodput_entry_sorts_after(entry_at, insert_id, after_entry_at, after_insert_id) -%}
+  coalesce(
+      {{ entry_at }} > {{ after_entry_at }}
+      or ({{ entry_at }} = {{ after_entry_at }} and {{ insert_id }} > {{ after_insert_id }}),
+      false
+  )
+{%- endmacro %}
+
+{#-
+  A predicate on entry_at, a bound the scan can apply (row groups of older
+  entries are skipped before staging parses a payload): at or after the
+  earliest stored last entry of the appended runs. The exact cut is the join
+  on goodput_appended_runs().
+-#}
+{% macro goodput_at_or_after_appended_runs(column) -%}
+  {%- if model.resource_type == 'unit_test' or not goodput_builds_incrementally() -%}{{ return('false') }}{%- endif -%}
+  {%- set found = run_query("select min(" ~ goodput_timestamp_to_epoch_us('appends_after_entry_at') ~ ") from "
+                            ~ ref('int_goodput__runs_to_rebuild') ~ " where appends_after_seq is not null") -%}
+  {%- set earliest_us = found.rows[0][0] if found.rows | length > 0 else none -%}
+  {%- if earliest_us is none -%}
+    false
+  {%- else -%}
+    {#- a second early: a bound to prune by, never the cut -#}
+    {{ column }} >= {{ goodput_epoch_to_timestamp(((earliest_us | int) - 1000000) ~ " / 1000000.0") }}
   {%- endif -%}
 {%- endmacro %}
 

@@ -1,26 +1,56 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   The entries the library counts (severity INFO, job_name = run), numbered in
   the order it processes them: (timestamp, insertId) ascending per run.
+  A run whose new entries all follow its stored ones keeps its numbers, and
+  the new entries are numbered on from its stored last entry.
 #}
 
 with
 
-events as (
+appended_runs as (
+
+    select * from {{ goodput_appended_runs() }} as appended_runs
+
+),
+
+whole_runs_events as (
 
     select * from {{ ref('stg_goodput__events') }}
-    where {{ goodput_run_is_rebuilt('run_id', name_column='run_name') }}
+    where {{ goodput_run_is_rebuilt('run_id', name_column='run_name', part='whole') }}
+
+),
+
+appended_events as (
+
+    select events.*
+    from {{ ref('stg_goodput__events') }} as events
+    inner join appended_runs
+        on appended_runs.run_id = events.run_id
+    where {{ goodput_run_is_rebuilt('events.run_id', name_column='events.run_name', part='appended') }}
+        and {{ goodput_at_or_after_appended_runs('events.entry_at') }}
+        and {{ goodput_entry_sorts_after('events.entry_at', 'events.insert_id',
+                                         'appended_runs.appends_after_entry_at', 'appended_runs.appends_after_insert_id') }}
+
+),
+
+events as (
+
+    select * from whole_runs_events
+    union all
+    select * from appended_events
 
 ),
 
 counted as (
 
     select
-        run_id,
+        events.run_id,
         project_id,
         run_name,
-        row_number() over (partition by run_id order by entry_at, insert_id) as event_seq,
+        coalesce(appended_runs.appends_after_seq, 0)
+            + row_number() over (partition by events.run_id order by entry_at, insert_id) as event_seq,
         event_kind,
         entry_at,
         event_epoch,
@@ -53,6 +83,8 @@ counted as (
         elastic_reinit_start_epoch,
         elastic_reinit_end_epoch
     from events
+    left join appended_runs
+        on appended_runs.run_id = events.run_id
     where is_counted
 
 )

@@ -13,6 +13,12 @@
   loaded_through_us is the latest loaded_at of the run's new entries (epoch
   microseconds): the largest becomes the next watermark once every per-run
   model has succeeded; invocation_id says which build listed the run.
+  appends_after_seq (with appends_after_entry_at, appends_after_insert_id):
+  the run's last entry in int_goodput__entries_ordered, when the last build
+  completed and every new counted entry of the run sorts after it (or is
+  stored already): the per-entry models then keep the run's rows and append
+  the new entries'. Null: those models recompute the run whole (a new run, a
+  late entry among the stored ones, a run the last build left unfinished).
 
   var('goodput_late_arrival_seconds') reaches that far behind the watermark,
   for sources whose loaded_at is not the order in which rows become visible
@@ -24,13 +30,15 @@
                                                identifier='int_goodput__run_totals') if execute else none -%}
 {%- set previous_runs = adapter.get_relation(database=this.database, schema=this.schema,
                                              identifier=this.identifier) if execute else none -%}
+{%- set previous_entries = adapter.get_relation(database=this.database, schema=this.schema,
+                                                identifier='int_goodput__entries_ordered') if execute else none -%}
 {%- set completed_build = goodput_completed_build() if watermark_us is not none else none -%}
 
 with
 
 landed as (
 
-    select run_id, loaded_at
+    select run_id, loaded_at, is_counted, entry_at, insert_id
     from {{ ref('stg_goodput__events') }}
     {%- if watermark_us is not none %}
     where {{ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us) }}
@@ -73,18 +81,79 @@ unfinished_build as (
 
 ),
 
+stored_last as (
+
+    {%- if watermark_us is not none and previous_entries is not none %}
+    -- each run's last entry as the last complete build numbered it
+    select stored.run_id, stored.event_seq, stored.entry_at, stored.insert_id
+    from {{ previous_entries }} as stored
+    inner join (
+        select stored.run_id, max(stored.event_seq) as event_seq
+        from {{ previous_entries }} as stored
+        inner join new_entries
+            on new_entries.run_id = stored.run_id
+        group by stored.run_id
+    ) as last_entry
+        on last_entry.run_id = stored.run_id
+        and last_entry.event_seq = stored.event_seq
+    {%- else %}
+    select
+        run_id,
+        cast(null as {{ dbt.type_bigint() }}) as event_seq,
+        cast(null as {{ dbt.type_timestamp() }}) as entry_at,
+        cast(null as {{ dbt.type_string() }}) as insert_id
+    from new_entries
+    where false
+    {%- endif %}
+
+),
+
+sorted_among_stored as (
+
+    -- a new counted entry at or before the stored last one that is not stored: the run is renumbered
+    select distinct landed.run_id
+    from landed
+    inner join stored_last
+        on stored_last.run_id = landed.run_id
+    where landed.is_counted
+        and not {{ goodput_entry_sorts_after('landed.entry_at', 'landed.insert_id',
+                                             'stored_last.entry_at', 'stored_last.insert_id') }}
+        and not exists (
+            select 1
+            from {{ previous_entries if previous_entries is not none else 'stored_last' }} as stored
+            where stored.run_id = landed.run_id
+                and stored.entry_at = landed.entry_at
+                and stored.insert_id = landed.insert_id
+        )
+
+),
+
+appended as (
+
+    select stored_last.*
+    from stored_last
+    where stored_last.run_id not in (select run_id from sorted_among_stored)
+        and stored_last.run_id not in (select run_id from unfinished_build)
+
+),
+
 final as (
 
     select
         coalesce(new_entries.run_id, unfinished_build.run_id, unended.run_id) as run_id,
         new_entries.run_id is not null or coalesce(unfinished_build.has_new_entries, false) as has_new_entries,
         new_entries.loaded_through_us,
+        appended.event_seq as appends_after_seq,
+        appended.entry_at as appends_after_entry_at,
+        appended.insert_id as appends_after_insert_id,
         {{ goodput_string_literal(invocation_id) }} as invocation_id
     from new_entries
     full outer join unfinished_build
         on unfinished_build.run_id = new_entries.run_id
     full outer join unended
         on unended.run_id = coalesce(new_entries.run_id, unfinished_build.run_id)
+    left join appended
+        on appended.run_id = new_entries.run_id
 
 )
 
