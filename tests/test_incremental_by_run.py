@@ -268,3 +268,43 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     dbt_build(scratch, as_of, *ROLLING)
     for table in per_run_tables(scratch):
         assert_same_table(table_rows(db, table), table_rows(scratch, table), f"late among: {table}")
+
+
+def test_after_a_build_of_some_models_alone_nothing_appends_until_a_complete_build(tmp_path):
+    """`-- --select int_goodput__entries_ordered` renumbers a run alone: the segments stored beside it are
+    of the numbering before. Such an incomplete build stops every model from appending until a complete
+    build has recomputed the runs with new entries whole; after that, appending resumes."""
+    running = RunSpec(name="running", start=START.timestamp(), steps=800, restarts=2, finished=False)
+    entries = list(log_entries(running, "proj"))
+    first, last = at(entries[0]), at(entries[-1])
+    cuts = [first + (last - first) * share for share in (0.3, 0.5, 0.7)] + [last]
+    parts = [[e for e in entries if (cuts[i - 1] if i else first - dt.timedelta(seconds=1)) < at(e) <= cut]
+             for i, cut in enumerate(cuts)]
+    db = tmp_path / "w.duckdb"
+
+    def land_and_build(i: int, *extra: str) -> dt.datetime:
+        as_of = cuts[i] + dt.timedelta(minutes=1)
+        run_cli("load", "--duckdb", db, write_ndjson(tmp_path / f"part-{i}.ndjson", parts[i]))
+        dbt_build(db, as_of, *ROLLING, *extra)
+        return as_of
+
+    def equals_a_build_from_scratch(i: int, as_of: dt.datetime) -> None:
+        scratch = tmp_path / f"scratch-{i}.duckdb"
+        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{i}.ndjson",
+                                                          [e for part in parts[:i + 1] for e in part]))
+        dbt_build(scratch, as_of, *ROLLING)
+        for table in per_run_tables(scratch):
+            assert_same_table(table_rows(db, table), table_rows(scratch, table), f"part {i}: {table}")
+
+    def appends_after() -> Any:
+        [(seq,)] = query(db, "select appends_after_seq from int_goodput__runs_to_rebuild where run_id = 'proj/running'")
+        return seq
+
+    land_and_build(0)
+    land_and_build(1, "--", "--select", "int_goodput__entries_ordered")
+    as_of = land_and_build(2)
+    assert appends_after() is None
+    equals_a_build_from_scratch(2, as_of)
+    as_of = land_and_build(3)
+    assert appends_after() is not None
+    equals_a_build_from_scratch(3, as_of)

@@ -20,18 +20,18 @@
     int_goodput__run_totals' total (totals, buckets, curves, rolling, marts).
 
   A model's import CTEs filter on goodput_run_is_rebuilt(), its pre-hook
-  deletes the same runs, and it appends what it computed.
+  deletes the same runs, and it appends what it computed. On DuckDB the hook,
+  the select and the insert are one transaction; on BigQuery a failure between
+  them leaves those runs out of the table until the next build, which
+  recomputes them (that build did not complete, and report and push refuse
+  the marts of a failed build meanwhile).
 
   The per-entry models (int_goodput__entries_ordered, _segmented) go further
   for a run whose new entries all sort after its stored last entry
   (runs_to_rebuild.appends_after_seq, set only after a complete build): what
   they store for an entry depends on the entries before it alone, so they
   keep the run's rows and append the new entries' (config goodput_appends).
-  A late entry that sorts among the stored ones renumbers the run whole. On DuckDB the hook,
-  the select and the insert are one transaction; on BigQuery a failure between
-  them leaves those runs out of the table until the next build, which
-  recomputes them (that build did not complete, and report and push refuse
-  the marts of a failed build meanwhile).
+  A late entry that sorts among the stored ones renumbers the run whole.
 #}
 
 {#- An incremental build of the current model (never in a unit test, which has no table). -#}
@@ -271,6 +271,11 @@
   set out to: the runs with entries since that watermark, and this build's
   runs_to_rebuild (a model that failed on BigQuery after its pre-hook delete
   lost them). More work, never less.
+  An incomplete build that ran per-run models is also recorded in
+  goodput_incomplete_builds until the next complete build: a model it built
+  (say entries_ordered alone, with --select) no longer matches the stored
+  rows of the models it left out, so no model appends to what it stored
+  until a complete build has recomputed the runs with new entries whole.
 -#}
 {% macro goodput_advance_build_watermark(results) -%}
   {%- if execute and results and flags.WHICH in ('build', 'run') -%}
@@ -284,10 +289,14 @@
       {%- endif -%}
     {%- endfor -%}
     {%- set incomplete = [] -%}
+    {%- set ran = [] -%}
     {%- set runs_to_rebuild = [] -%}
     {%- for unique_id, node in graph.nodes.items() if node.resource_type == 'model' -%}
       {%- if node.config.get('goodput_rebuilt_when') or node.name == 'int_goodput__runs_to_rebuild' -%}
         {%- if outcomes.get(unique_id) != 'success' -%}{%- do incomplete.append(node.name) -%}{%- endif -%}
+      {%- endif -%}
+      {%- if node.config.get('goodput_rebuilt_when') and outcomes.get(unique_id) in ('success', 'error') -%}
+        {%- do ran.append(node.name) -%}
       {%- endif -%}
       {%- if node.name == 'int_goodput__runs_to_rebuild' -%}
         {%- do runs_to_rebuild.append(api.Relation.create(database=node.database, schema=node.schema,
@@ -296,6 +305,13 @@
     {%- endfor -%}
     {%- if incomplete or failed_tests or not runs_to_rebuild -%}
       {%- do log("build watermark kept: not built or failed: " ~ (incomplete + failed_tests) | join(", "), info=false) -%}
+      {%- if ran -%}
+        {%- set relation = goodput_incomplete_builds_relation() -%}
+        {%- do run_query("create table if not exists " ~ relation ~ " (invocation_id " ~ dbt.type_string()
+                         ~ ", recorded_at " ~ dbt.type_timestamp() ~ ")") -%}
+        {%- do run_query("insert into " ~ relation ~ " (invocation_id, recorded_at) values ("
+                         ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
+      {%- endif -%}
     {%- else -%}
       {%- set relation = goodput_build_watermark_relation() -%}
       {%- do run_query("create table if not exists " ~ relation ~ " (loaded_through_us " ~ dbt.type_bigint()
@@ -308,8 +324,26 @@
       {%- do run_query("insert into " ~ relation ~ " (loaded_through_us, invocation_id, recorded_at) values ("
                        ~ ("null" if loaded_through_us is none else loaded_through_us | int) ~ ", "
                        ~ goodput_string_literal(invocation_id) ~ ", " ~ dbt.current_timestamp() ~ ")") -%}
+      {%- if goodput_incomplete_build_since_complete() -%}
+        {%- do run_query("delete from " ~ goodput_incomplete_builds_relation() ~ " where true") -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
+{%- endmacro %}
+
+{% macro goodput_incomplete_builds_relation() -%}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema,
+                                identifier='goodput_incomplete_builds')) }}
+{%- endmacro %}
+
+{#- An incomplete build ran per-run models after the last complete build. -#}
+{% macro goodput_incomplete_build_since_complete() -%}
+  {%- if not execute -%}{{ return(false) }}{%- endif -%}
+  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
+                                          identifier='goodput_incomplete_builds') -%}
+  {%- if relation is none -%}{{ return(false) }}{%- endif -%}
+  {%- set found = run_query("select count(*) from " ~ relation) -%}
+  {{ return(found.rows[0][0] > 0) }}
 {%- endmacro %}
 
 

@@ -18,7 +18,8 @@
   completed and every new counted entry of the run sorts after it (or is
   stored already): the per-entry models then keep the run's rows and append
   the new entries'. Null: those models recompute the run whole (a new run, a
-  late entry among the stored ones, a run the last build left unfinished).
+  late entry among the stored ones, a run the last build left unfinished,
+  every run after an incomplete build that ran per-run models).
 
   var('goodput_late_arrival_seconds') reaches that far behind the watermark,
   for sources whose loaded_at is not the order in which rows become visible
@@ -33,6 +34,9 @@
 {%- set previous_entries = adapter.get_relation(database=this.database, schema=this.schema,
                                                 identifier='int_goodput__entries_ordered') if execute else none -%}
 {%- set completed_build = goodput_completed_build() if watermark_us is not none else none -%}
+{#- after an incomplete build that ran per-run models, their stored rows may disagree: none appends -#}
+{%- set may_append = watermark_us is not none and previous_entries is not none
+                     and not goodput_incomplete_build_since_complete() -%}
 
 with
 
@@ -83,7 +87,7 @@ unfinished_build as (
 
 stored_last as (
 
-    {%- if watermark_us is not none and previous_entries is not none %}
+    {%- if may_append %}
     -- each run's last entry as the last complete build numbered it
     select stored.run_id, stored.event_seq, stored.entry_at, stored.insert_id
     from {{ previous_entries }} as stored
