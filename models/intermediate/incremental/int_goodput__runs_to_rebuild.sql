@@ -37,6 +37,22 @@
 {#- after an incomplete build that ran per-run models, their stored rows may disagree: none appends -#}
 {%- set may_append = watermark_us is not none and previous_entries is not none
                      and not goodput_incomplete_build_since_complete() -%}
+{#- the runs with new entries, inlined when few: reading their stored entries then prunes to them
+    (BigQuery's clustering, DuckDB's row-group min/max) instead of reading every run's -#}
+{%- set stored_of_new_runs = 'true' -%}
+{%- if may_append -%}
+  {%- set found = run_query("select distinct run_id from " ~ ref('stg_goodput__events') ~ " where "
+                            ~ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us)
+                            ~ " and run_id is not null order by run_id limit 1001") -%}
+  {%- set new_run_ids = found.columns[0].values() | list -%}
+  {%- if new_run_ids | length == 0 -%}
+    {%- set stored_of_new_runs = 'false' -%}
+  {%- elif new_run_ids | length <= 1000 -%}
+    {%- set literals = [] -%}
+    {%- for run_id in new_run_ids -%}{%- do literals.append(goodput_string_literal(run_id)) -%}{%- endfor -%}
+    {%- set stored_of_new_runs = goodput_in_list('stored.run_id', literals) -%}
+  {%- endif -%}
+{%- endif -%}
 
 with
 
@@ -96,10 +112,12 @@ stored_last as (
         from {{ previous_entries }} as stored
         inner join new_entries
             on new_entries.run_id = stored.run_id
+        where {{ stored_of_new_runs }}
         group by stored.run_id
     ) as last_entry
         on last_entry.run_id = stored.run_id
         and last_entry.event_seq = stored.event_seq
+    where {{ stored_of_new_runs }}
     {%- else %}
     select
         run_id,
@@ -125,7 +143,8 @@ sorted_among_stored as (
         and not exists (
             select 1
             from {{ previous_entries if previous_entries is not none else 'stored_last' }} as stored
-            where stored.run_id = landed.run_id
+            where {{ stored_of_new_runs }}
+                and stored.run_id = landed.run_id
                 and stored.entry_at = landed.entry_at
                 and stored.insert_id = landed.insert_id
         )
