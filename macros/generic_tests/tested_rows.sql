@@ -41,8 +41,9 @@
 {% macro goodput_tests_read_rebuilt_runs() -%}
   {%- if not execute or flags.WHICH != 'build' or flags.FULL_REFRESH -%}{{ return(false) }}{%- endif -%}
   {#- (dbt's relation cache answers this without a query) -#}
-  {{ return(adapter.get_relation(database=target.database, schema=target.schema,
-                                 identifier='goodput_build_watermark') is not none) }}
+  {%- set watermark = goodput_build_watermark_relation() -%}
+  {{ return(adapter.get_relation(database=watermark.database, schema=watermark.schema,
+                                 identifier=watermark.identifier) is not none) }}
 {%- endmacro %}
 
 {% macro goodput_partial_test_marker() -%}

@@ -96,27 +96,58 @@
     {{ exceptions.raise_compiler_error(this.identifier ~ " asks for the runs to rebuild " ~ part
         ~ ": only a model configured with goodput_incremental_by_run(..., appends=true) can, as 'whole' or 'appended'") }}
   {%- endif -%}
-  {%- set which = {
-      none: "where has_new_entries" if rebuilt_when == 'new_entries' else "",
-      'whole': "where has_new_entries and appends_after_seq is null",
-      'appended': "where appends_after_seq is not null",
-  }[part] -%}
-  {#- read once per model (its import CTEs each ask): one query, not one per CTE (a job each on BigQuery) -#}
-  {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ rebuilt_when ~ ' ' ~ part -%}
-  {%- if model.get(cache_key) is none -%}
-    {%- set found = run_query("select run_id from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
-    {%- do model.update({cache_key: found.columns[0].values() | list}) -%}
-  {%- endif -%}
-  {%- set ids = model.get(cache_key) -%}
-  {%- if ids | length == 0 -%}
-    false
-  {%- elif ids | length <= 1000 -%}
-    {%- set literals = [] -%}
-    {%- for id in ids -%}{%- do literals.append(goodput_string_literal(id)) -%}{%- endfor -%}
-    {{ goodput_run_names_among(ids, name_column) }}{{ goodput_in_list(column, literals) }}
+  {%- set which = goodput_rebuilt_runs_where(rebuilt_when, part) -%}
+  {%- set ids = goodput_listed_rebuilt_runs(runs_to_rebuild, which).run_ids -%}
+  {%- if ids | length <= 1000 -%}
+    {{ goodput_run_ids_among(ids, column, name_column) }}
   {%- else -%}
     {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
   {%- endif -%}
+{%- endmacro %}
+
+
+{#- The where clause over int_goodput__runs_to_rebuild of a model's runs to rebuild (or part of them). -#}
+{% macro goodput_rebuilt_runs_where(rebuilt_when=none, part=none) -%}
+  {{ return({
+      none: "where has_new_entries" if rebuilt_when == 'new_entries' else "",
+      'whole': "where has_new_entries and appends_after_seq is null",
+      'appended': "where appends_after_seq is not null",
+  }[part]) }}
+{%- endmacro %}
+
+
+{#-
+  The runs of runs_to_rebuild that match which (a where clause), read once per
+  model (its import CTEs and hooks each ask: one query, not one per CTE, a job
+  each on BigQuery): {run_ids: up to 1001, first_appends_after_us: the
+  earliest appends_after_entry_at among them, epoch microseconds, or none}.
+-#}
+{% macro goodput_listed_rebuilt_runs(runs_to_rebuild, which) -%}
+  {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ which -%}
+  {%- if model.get(cache_key) is none -%}
+    {%- set found = run_query(
+        "select run_id, min(" ~ goodput_timestamp_to_epoch_us('appends_after_entry_at') ~ ") over () as first_appends_after_us"
+        ~ " from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
+    {%- do model.update({cache_key: {
+        'run_ids': found.columns[0].values() | list,
+        'first_appends_after_us': found.rows[0][1] if found.rows | length > 0 else none,
+    }}) -%}
+  {%- endif -%}
+  {{ return(model.get(cache_key)) }}
+{%- endmacro %}
+
+
+{#-
+  column (a run_id) is one of run_ids (a list read at compile time), as
+  literals the scan can prune by (goodput_in_list); false for no run. With
+  name_column, the run names filter that stored column too
+  (goodput_run_names_among).
+-#}
+{% macro goodput_run_ids_among(run_ids, column, name_column=none) -%}
+  {%- if run_ids | length == 0 -%}{{ return('false') }}{%- endif -%}
+  {%- set literals = [] -%}
+  {%- for run_id in run_ids -%}{%- do literals.append(goodput_string_literal(run_id)) -%}{%- endfor -%}
+  {{ return(goodput_run_names_among(run_ids, name_column) ~ goodput_in_list(column, literals)) }}
 {%- endmacro %}
 
 
@@ -207,9 +238,9 @@
 -#}
 {% macro goodput_at_or_after_appended_runs(column) -%}
   {%- if model.resource_type == 'unit_test' or not goodput_builds_incrementally() -%}{{ return('false') }}{%- endif -%}
-  {%- set found = run_query("select min(" ~ goodput_timestamp_to_epoch_us('appends_after_entry_at') ~ ") from "
-                            ~ ref('int_goodput__runs_to_rebuild') ~ " where appends_after_seq is not null") -%}
-  {%- set earliest_us = found.rows[0][0] if found.rows | length > 0 else none -%}
+  {#- the same query as goodput_run_is_rebuilt(part='appended') -#}
+  {%- set earliest_us = goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
+                                                    goodput_rebuilt_runs_where(part='appended')).first_appends_after_us -%}
   {%- if earliest_us is none -%}
     false
   {%- else -%}
@@ -247,11 +278,22 @@
 {%- endmacro %}
 
 {% macro goodput_build_watermark() -%}
+  {{ return(goodput_bookkeeping_value(goodput_build_watermark_relation(), 'max(loaded_through_us)')) }}
+{%- endmacro %}
+
+
+{#-
+  expression (an aggregate) over one of the build's bookkeeping tables
+  (goodput_build_watermark, goodput_incomplete_builds), or none while the
+  table does not exist: before the first build that writes it, and at parse
+  time. dbt's relation cache answers whether it exists without a query.
+-#}
+{% macro goodput_bookkeeping_value(relation, expression) -%}
   {%- if not execute -%}{{ return(none) }}{%- endif -%}
-  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
-                                          identifier='goodput_build_watermark') -%}
-  {%- if relation is none -%}{{ return(none) }}{%- endif -%}
-  {%- set found = run_query("select max(loaded_through_us) from " ~ relation) -%}
+  {%- set stored = adapter.get_relation(database=relation.database, schema=relation.schema,
+                                        identifier=relation.identifier) -%}
+  {%- if stored is none -%}{{ return(none) }}{%- endif -%}
+  {%- set found = run_query("select " ~ expression ~ " from " ~ stored) -%}
   {{ return(found.rows[0][0] if found.rows | length > 0 else none) }}
 {%- endmacro %}
 
@@ -338,23 +380,13 @@
 
 {#- An incomplete build ran per-run models after the last complete build. -#}
 {% macro goodput_incomplete_build_since_complete() -%}
-  {%- if not execute -%}{{ return(false) }}{%- endif -%}
-  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
-                                          identifier='goodput_incomplete_builds') -%}
-  {%- if relation is none -%}{{ return(false) }}{%- endif -%}
-  {%- set found = run_query("select count(*) from " ~ relation) -%}
-  {{ return(found.rows[0][0] > 0) }}
+  {{ return((goodput_bookkeeping_value(goodput_incomplete_builds_relation(), 'count(*)') or 0) > 0) }}
 {%- endmacro %}
 
 
 {#- The invocation of the last complete build, or none. -#}
 {% macro goodput_completed_build() -%}
-  {%- if not execute -%}{{ return(none) }}{%- endif -%}
-  {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
-                                          identifier='goodput_build_watermark') -%}
-  {%- if relation is none -%}{{ return(none) }}{%- endif -%}
-  {%- set found = run_query("select max(invocation_id) from " ~ relation) -%}
-  {{ return(found.rows[0][0] if found.rows | length > 0 else none) }}
+  {{ return(goodput_bookkeeping_value(goodput_build_watermark_relation(), 'max(invocation_id)')) }}
 {%- endmacro %}
 
 

@@ -45,12 +45,8 @@
                             ~ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us)
                             ~ " and run_id is not null order by run_id limit 1001") -%}
   {%- set new_run_ids = found.columns[0].values() | list -%}
-  {%- if new_run_ids | length == 0 -%}
-    {%- set stored_of_new_runs = 'false' -%}
-  {%- elif new_run_ids | length <= 1000 -%}
-    {%- set literals = [] -%}
-    {%- for run_id in new_run_ids -%}{%- do literals.append(goodput_string_literal(run_id)) -%}{%- endfor -%}
-    {%- set stored_of_new_runs = goodput_in_list('stored.run_id', literals) -%}
+  {%- if new_run_ids | length <= 1000 -%}
+    {%- set stored_of_new_runs = goodput_run_ids_among(new_run_ids, 'stored.run_id') -%}
   {%- endif -%}
 {%- endif -%}
 
