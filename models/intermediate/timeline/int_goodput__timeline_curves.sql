@@ -181,8 +181,8 @@ running as (
         custom_badput_event_type,
         at_offset,
         jump,
-        {{ goodput_float('sum(slope_delta) over by_offset') }} as slope_after,
-        {{ goodput_float('sum(intercept_delta) over by_offset') }} as intercept_after
+        {{ goodput_exact_to_float('sum(slope_delta) over by_offset') }} as slope_after,
+        {{ goodput_exact_to_float('sum(intercept_delta) over by_offset') }} as intercept_after
     from breakpoints
     window by_offset as (
         partition by run_id, measure, custom_badput_event_type
