@@ -17,12 +17,13 @@ logger does the same, and windows end between an Orbax record's time and its sta
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import land_runs
+from conftest import ROOT, land_runs
 from ml_goodput_measurement.src import goodput as lib_goodput
 from support.oracle import ListCloudLogger, breakdown_by_key, payload_time
 from support.scenarios import random_runs, utc
@@ -238,3 +239,72 @@ goodput_warehouse:
     with pytest.raises(LoaderError, match="cannot read the dbt profile.*--profiles-dir.*additive"):
         BigQueryBuild(profiles_dir=str(tmp_path / "missing")).check()
     BigQueryBuild(target="prod", profiles_dir=str(user)).check()
+
+
+def test_window_builds_store_their_windows_keep_dbts_parse_warm_and_leave_nothing(tmp_path):
+    """push asks for other windows at every poll: they travel as a stored table, not --vars, so the next
+    window build of the warehouse finds dbt's parse warm (a change of vars re-parses the whole project);
+    a build while another holds the warm directory parses cold beside it; the scratch file goes; and the
+    windows listed in the var by hand (docs/semantics.md) give the same rows."""
+    import fcntl
+    import json
+    import subprocess
+    import sys
+
+    from goodput_loader.library_windows import scratch_dir
+
+    runs, _ = random_runs(SEEDS[:2])
+    runs = {name: logged_when_written(entries, SEEDS[i]) for i, (name, entries) in enumerate(runs.items())}
+    db = land_runs(tmp_path, runs)
+    times = {name: sorted(payload_time(e["jsonPayload"]) for e in entries) for name, entries in runs.items()}
+    (a, ta), (b, tb) = times.items()
+    windows = [{"run": a, "start": utc(ta[0] - 1).isoformat(), "end": utc((ta[0] + ta[-1]) / 2).isoformat()},
+               {"run": b, "start": utc((tb[0] + tb[-1]) / 3).isoformat(), "end": utc(tb[-1] + 1).isoformat()}]
+
+    def by_window(rows: list[dict[str, Any]]) -> dict[int, dict[Any, Any]]:
+        out: dict[int, dict[Any, Any]] = {}
+        for row in rows:
+            out.setdefault(int(row["window_no"]), {})[(row["measure"], row["custom_badput_event_type"])] = (
+                row["run_id"], row["invalid_reason"], row["seconds"], row["pct"])
+        return out
+
+    first = by_window(ours(db, windows))
+    assert len(first) == 2 and all(v[1] is None for w in first.values() for v in w.values()), first
+    scratch = scratch_dir(str(db))
+    log = scratch / "logs" / "dbt.log"
+    seen = log.stat().st_size
+    # other windows (the same two swapped, one moved by a second): parsed partially, numbered as asked
+    moved = [{**windows[1], "end": utc(tb[-1] + 2).isoformat()}, windows[0]]
+    second = by_window(ours(db, moved))
+    assert second[1] == first[0] and second[0].keys() == first[1].keys()
+    with open(log) as fh:
+        fh.seek(seen)
+        parse_log = fh.read()
+    assert "Unable to do partial parsing" not in parse_log and parse_log.count("Partial parsing enabled") >= 3
+    # a window build while another holds the warm directory: its own temporary one, the same rows
+    with open(scratch / "lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert by_window(ours(db, windows)) == first
+        assert log.stat().st_size == seen + len(parse_log.encode())
+    assert sorted(p.name for p in scratch.iterdir()) == ["lock", "logs", "target"]
+
+    # by hand, as docs/semantics.md shows: the windows listed in the var (or stored by the run-operation),
+    # then goodput_interval(semantics=library) picks one
+    dbt = [str(Path(sys.executable).parent / "dbt"), "--quiet"]
+    inline = "{{ goodput_interval(%r, %r, %r, semantics='library') }}" % (b, windows[1]["start"], windows[1]["end"])
+    for listed in (windows, "stored"):
+        env = {**os.environ, "GOODPUT_DUCKDB": str(db),
+               "GOODPUT_LIBRARY_WINDOWS_DUCKDB": str(tmp_path / f"{type(listed).__name__}.duckdb")}
+        common = ["--project-dir", str(ROOT), "--profiles-dir", str(ROOT), "--target", "duckdb_library_windows",
+                  "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs"), "--vars",
+                  json.dumps({"goodput_raw_database": "warehouse", "goodput_library_windows": listed})]
+        if listed == "stored":
+            subprocess.run([*dbt, "run-operation", "goodput_store_library_windows", "--args",
+                            json.dumps({"windows": windows}), *common], env=env, check=True, capture_output=True)
+        subprocess.run([*dbt, "build", "--select", "+int_goodput__badput_buckets", "--exclude-resource-type", "test",
+                        "unit_test", "--full-refresh", *common], env=env, check=True, capture_output=True)
+        shown = subprocess.run([*dbt, "show", "--inline", inline, "--limit", "-1", "--output", "json", *common],
+                               env=env, check=True, capture_output=True, text=True)
+        rows = json.loads(shown.stdout)["show"]
+        assert {(r["measure"], r["custom_badput_event_type"]): r["pct"] for r in rows} == pytest.approx(
+            {key: value[3] for key, value in first[1].items()}, abs=1e-9), listed

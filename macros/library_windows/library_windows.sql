@@ -25,14 +25,43 @@
       dbt show --target duckdb_library_windows --vars '<the same>' \
           --inline "{{ goodput_interval('my-run', '...', '...', semantics='library') }}"
 
+  The windows may also be data: `goodput_store_library_windows(windows)`
+  (run-operation) writes them into a table of the scratch warehouse, and the
+  build and dbt show then take `--vars '{goodput_library_windows: stored}'`.
+  goodput-loader does that on DuckDB: the vars stay the same from one window
+  build to the next, so dbt's parse of the project stays warm (a change of
+  --vars makes dbt parse the whole project again, 3.4 s a push).
+
   Cost: one build of the attribution models over the windows' entries, about
   what building those entries costs (a window holding a whole long run costs
   that run's build), so the rolling history stays additive (docs/semantics.md).
 #}
 
-{#- The windows asked for, as [{run, start, end}] (ISO 8601 strings). -#}
+{#- The table goodput_store_library_windows writes, in the target's schema (the scratch warehouse's). -#}
+{% macro goodput_stored_library_windows_relation() -%}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema,
+                                identifier='goodput_library_windows_stored')) }}
+{%- endmacro %}
+
+{#- The windows are in the table goodput_store_library_windows wrote (var goodput_library_windows: stored). -#}
+{% macro goodput_library_windows_stored() -%}
+  {{ return(var('goodput_library_windows', none) == 'stored') }}
+{%- endmacro %}
+
+{#- The windows the var lists, as [{run, start, end, read_by, elastic}] (ISO 8601 strings). -#}
 {% macro goodput_library_windows() -%}
-  {%- set windows = var('goodput_library_windows', none) or [] -%}
+  {%- if goodput_library_windows_stored() -%}
+    {{ return([]) }}
+  {%- endif -%}
+  {{ return(goodput_library_window_list(var('goodput_library_windows', none) or [])) }}
+{%- endmacro %}
+
+{#- windows ([{run, start, end, ...}] or [[run, start, end]]) checked and filled in. -#}
+{% macro goodput_library_window_list(windows) -%}
+  {%- if windows is string or windows is mapping -%}
+    {{ exceptions.raise_compiler_error("var goodput_library_windows is a list of windows ([{run, start, end}, ...]) "
+        ~ "or 'stored'; it is " ~ windows) }}
+  {%- endif -%}
   {%- set out = [] -%}
   {%- for window in windows -%}
     {%- if window is mapping -%}
@@ -51,14 +80,22 @@
 {%- endmacro %}
 
 {% macro goodput_library_window_mode() -%}
-  {{ return(goodput_library_windows() | length > 0) }}
+  {{ return(goodput_library_windows_stored() or goodput_library_windows() | length > 0) }}
 {%- endmacro %}
 
 {#- The windows as rows: window_no, window_run, start_epoch, end_epoch, start_us, end_us, read_by_timestamp,
     is_elastic_run (the run's calculator is ElasticGoodputCalculator: true, false, or null to tell by the
     window's own entries). -#}
 {% macro goodput_library_window_rows() -%}
-  {%- for window in goodput_library_windows() %}
+  {%- if goodput_library_windows_stored() %}
+    select * from {{ goodput_stored_library_windows_relation() }}
+  {%- else -%}
+    {{ goodput_library_window_literals(goodput_library_windows()) }}
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro goodput_library_window_literals(windows) -%}
+  {%- for window in windows %}
     select
         {{ loop.index0 }} as window_no,
         {{ goodput_string_literal(window['run']) }} as window_run,
@@ -71,6 +108,24 @@
            else ('true' if window['elastic'] else 'false') }} as is_elastic_run
     {{ "union all" if not loop.last }}
   {%- endfor %}
+{%- endmacro %}
+
+{#-
+  run-operation before a window build whose var goodput_library_windows is
+  'stored': windows (as the var would list them) into the table the build
+  reads. Replaces what an earlier build stored.
+-#}
+{% macro goodput_store_library_windows(windows) -%}
+  {%- set windows = goodput_library_window_list(windows) -%}
+  {%- if not windows -%}
+    {{ exceptions.raise_compiler_error("goodput_store_library_windows: no windows to store") }}
+  {%- endif -%}
+  {%- set relation = goodput_stored_library_windows_relation() -%}
+  {%- do adapter.create_schema(relation) -%}
+  {%- call statement('store_library_windows') -%}
+    create or replace table {{ relation }} as {{ goodput_library_window_literals(windows) }}
+  {%- endcall -%}
+  {%- do adapter.commit() -%}
 {%- endmacro %}
 
 
@@ -338,7 +393,7 @@ left join slice_efficiency
       {%- set ns.window_no = loop.index0 -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if ns.window_no is none -%}
+  {%- if ns.window_no is none and not goodput_library_windows_stored() -%}
     {{ exceptions.raise_compiler_error(
         "goodput_interval(" ~ run ~ ", " ~ start_at ~ ", " ~ end_at ~ ", semantics='library'): this window is not one "
         ~ "var goodput_library_windows lists, so no window build computed it; list it there and build "
@@ -357,7 +412,18 @@ select
     seconds,
     pct
 from ({{ goodput_library_window_results() }}) as library_windows
+{%- if ns.window_no is not none %}
 where window_no = {{ ns.window_no }}
+{%- else %}
+-- the stored windows: the first that is this one (none: no window build computed it, no rows)
+where window_no = (
+    select min(window_no)
+    from ({{ goodput_library_window_rows() }}) as windows
+    where window_run = {{ goodput_string_literal(run) }}
+        and start_us = {{ goodput_iso_to_epoch_us(start_at) }}
+        and end_us = {{ goodput_iso_to_epoch_us(end_at) }}
+)
+{%- endif %}
 {%- endmacro %}
 
 
