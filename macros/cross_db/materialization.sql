@@ -68,14 +68,21 @@
   groups lets an incremental build read and delete only its rebuilt runs'
   groups (and compact only those). BigQuery clusters by run instead
   (goodput_incremental_by_run's cluster_by), where an ORDER BY would only
-  cost a sort.
+  cost a sort. An incremental build that recomputes one run skips the sort
+  too: the rows it inserts are that run's alone (at L a hourly build sorted
+  4.4M rows of int_goodput__timeline_curves by a key with one value).
 -#}
 {% macro goodput_rows_by_run() -%}
   {{ return(adapter.dispatch('goodput_rows_by_run', 'goodput_warehouse')()) }}
 {%- endmacro %}
 
 {% macro default__goodput_rows_by_run() -%}
+  {%- set rebuilt_when = config.get('goodput_rebuilt_when') -%}
+  {%- if not (rebuilt_when and model.resource_type != 'unit_test' and goodput_builds_incrementally()
+              and goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
+                                              goodput_rebuilt_runs_where(rebuilt_when)).run_ids | length <= 1) %}
   order by run_id
+  {%- endif -%}
 {%- endmacro %}
 
 {% macro bigquery__goodput_rows_by_run() -%}
