@@ -187,7 +187,7 @@ def _warm_scratch(duckdb_path: str, project_dir: str | None) -> Iterator[Path]:
         with lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            except OSError:  # held by another window build (or a filesystem without locks)
                 pass
             else:
                 yield scratch
