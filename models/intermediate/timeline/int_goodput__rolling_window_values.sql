@@ -58,6 +58,23 @@ runs as (
 
 ),
 
+run_measures as (
+
+    -- every measure of the run, so a recomputed window replaces all its rows
+    -- (a bucket that becomes sanitised loses its curve, and shows 0)
+    select distinct
+        run_id,
+        badput_type as measure,
+        coalesce(custom_badput_event_type, '') as custom_badput_event_type
+    from {{ ref('int_goodput__badput_buckets') }}
+    where {{ goodput_run_is_rebuilt() }}
+    union all
+    select run_id, 'PRODUCTIVE', '' from runs
+    union all
+    select run_id, 'DISRUPTIONS', '' from runs
+
+),
+
 {% if is_incremental() %}
 
 previous as (
@@ -165,12 +182,31 @@ changed_before as (
 
 ),
 
+measures_changed as (
+
+    {#- the measures of the run changed (a first custom event type, a bucket gone): every window has a row
+        per measure, so the stored ones would lack one or keep one too many -#}
+    select distinct coalesce(measures_now.run_id, stored.run_id) as run_id
+    from (
+        select run_measures.*
+        from run_measures
+        inner join candidates
+            on candidates.run_id = run_measures.run_id
+    ) as measures_now
+    full outer join stored
+        on stored.run_id = measures_now.run_id
+        and stored.measure = measures_now.measure
+        and stored.custom_badput_event_type = measures_now.custom_badput_event_type
+    where measures_now.run_id is null or stored.run_id is null
+
+),
+
 recompute_from as (
 
     select
         runs.run_id,
         case
-            when candidates.run_id is null or changed_before.run_id is not null
+            when candidates.run_id is null or changed_before.run_id is not null or measures_changed.run_id is not null
                 then runs.first_window_end_epoch
             else candidates.window_end_epoch
         end as from_epoch
@@ -179,6 +215,8 @@ recompute_from as (
         on candidates.run_id = runs.run_id
     left join changed_before
         on changed_before.run_id = runs.run_id
+    left join measures_changed
+        on measures_changed.run_id = runs.run_id
 
 ),
 
@@ -250,23 +288,6 @@ window_sizes as (
     select {{ size | int }} as window_seconds
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
-
-),
-
-run_measures as (
-
-    -- every measure of the run, so a recomputed window replaces all its rows
-    -- (a bucket that becomes sanitised loses its curve, and shows 0)
-    select distinct
-        run_id,
-        badput_type as measure,
-        coalesce(custom_badput_event_type, '') as custom_badput_event_type
-    from {{ ref('int_goodput__badput_buckets') }}
-    where {{ goodput_run_is_rebuilt() }}
-    union all
-    select run_id, 'PRODUCTIVE', '' from runs
-    union all
-    select run_id, 'DISRUPTIONS', '' from runs
 
 ),
 
