@@ -308,3 +308,81 @@ def test_after_a_build_of_some_models_alone_nothing_appends_until_a_complete_bui
     as_of = land_and_build(3)
     assert appends_after() is not None
     equals_a_build_from_scratch(3, as_of)
+
+
+def test_a_running_run_keeps_its_curve_before_the_final_segment_unless_that_head_moved(tmp_path):
+    """int_goodput__timeline_curves keeps an appended run's stored breakpoints before its final segment and
+    recomputes the rest from the exact sums there: a mark on its first breakpoint survives a restart into a
+    checkpoint of the final segment (its overlapping buckets take the slack lower than anywhere before, and
+    the kept breakpoints' minimum slack ahead takes that in), the final segment going on (with the run's
+    first eval step, a custom Badput type its stored rolling windows have no row for) and a job end landing
+    before the last build's evaluation time (the total shrinks). A late record of an early checkpoint moves
+    the head (the save average changes every save's amount): the run is recomputed whole, the mark goes.
+    After every build the warehouse equals one built from scratch on the same entries."""
+    # seed 1: the second restart resumes from step 400, saved in the second segment (steps 200-494)
+    running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False, seed=1)
+    entries = list(log_entries(running, "proj"))
+    run_id = "proj/running"
+    restart_at = [at(e) for e in entries if "job_start_time" in e["jsonPayload"]][-1]
+    before = restart_at - dt.timedelta(minutes=3)  # inside the segment before the final one
+    cut = restart_at + dt.timedelta(minutes=4)  # inside the final segment
+    first = [e for e in entries if at(e) <= before]
+    restart = [e for e in entries if before < at(e) <= cut]
+    rest = [e for e in entries if at(e) > cut]
+    assert not any("custom_badput_event_type" in e["jsonPayload"] for e in first + restart)
+    assert any("custom_badput_event_type" in e["jsonPayload"] for e in rest)
+    db = tmp_path / "w.duckdb"
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "first.ndjson", first))
+    dbt_build(db, before + dt.timedelta(minutes=1), *ROLLING)
+    mark = "update int_goodput__timeline_curves set value_at = ? where run_id = ? and measure = 'PRODUCTIVE' " \
+           "and at_offset = (select min(at_offset) from int_goodput__timeline_curves where measure = 'PRODUCTIVE')"
+    marked = "select count(*) from int_goodput__timeline_curves where value_at = -4242.5"
+    [(first_value,)] = query(db, "select value_at from int_goodput__timeline_curves where measure = 'PRODUCTIVE' "
+                                 "order by at_offset limit 1")
+    landed = list(first)
+
+    def land_build_and_compare(name: str, batch: list[dict[str, Any]], as_of: dt.datetime) -> int:
+        """Marks the head, lands the batch and builds: how many marks survived; then equal to from scratch."""
+        con = duckdb.connect(str(db))
+        con.execute(mark, [-4242.5, run_id])
+        con.close()
+        run_cli("load", "--duckdb", db, write_ndjson(tmp_path / f"{name}.ndjson", batch))
+        dbt_build(db, as_of, *ROLLING)
+        assert query(db, "select appends_after_seq is not null from int_goodput__runs_to_rebuild "
+                         "where run_id = ?", [run_id]) == [(True,)]
+        [(survived,)] = query(db, marked)
+        con = duckdb.connect(str(db))
+        con.execute(mark, [first_value, run_id])
+        con.close()
+        landed.extend(batch)
+        scratch = tmp_path / f"scratch-{name}.duckdb"
+        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{name}.ndjson", landed))
+        dbt_build(scratch, as_of, *ROLLING)
+        for table in per_run_tables(scratch):
+            assert_same_table(table_rows(db, table), table_rows(scratch, table), f"{name}: {table}")
+        return survived
+
+    [(stored_lowest,)] = query(db, "select min(next_future_min) from int_goodput__timeline_curves")
+    assert land_build_and_compare("restart", restart, cut + dt.timedelta(minutes=1)) == 1
+    [(lowest,)] = query(db, "select min(next_future_min) from int_goodput__timeline_curves")
+    assert lowest < stored_lowest
+
+    last = max(at(e) for e in rest)
+    assert land_build_and_compare("rest", rest, last + dt.timedelta(minutes=30)) == 1
+
+    ended = last + dt.timedelta(seconds=5)
+    end = {"insertId": "end-1", "jsonPayload": {"job_name": "running", "job_end_time": ended.timestamp()},
+           "resource": {"type": "global", "labels": {"project_id": "proj"}},
+           "timestamp": ended.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "severity": "INFO",
+           "logName": "projects/proj/logs/goodput_running"}
+    assert land_build_and_compare("ended", [end], last + dt.timedelta(minutes=40)) == 1
+
+    # another host's record of the first checkpoint, logged after everything stored: the save average moves
+    # every save's amount, the first segment's too, so the head moved and the run is recomputed whole
+    save = next(e for e in first if e["jsonPayload"].get("event_type") == "save")
+    late = late_copy(save, ended + dt.timedelta(minutes=1), "late-save")
+    stored_saves = query(db, "select max(value_at) from int_goodput__timeline_curves "
+                             "where measure = 'UNPRODUCTIVE_CHECKPOINT_SAVE_TIME'")
+    assert land_build_and_compare("late-save", [late], last + dt.timedelta(minutes=50)) == 0
+    assert query(db, "select max(value_at) from int_goodput__timeline_curves "
+                     "where measure = 'UNPRODUCTIVE_CHECKPOINT_SAVE_TIME'") != stored_saves

@@ -41,7 +41,13 @@
 
 
 {#- config() arguments of a per-run incremental model. -#}
-{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends=false) -%}
+{#-
+  replaces_tails_by: a column that orders a run's rows (an offset on its
+  time axis), for a model whose select may recompute an appended run from a
+  point on and keep its stored rows before it (macros/incremental/run_tails.sql).
+-#}
+{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends=false,
+                                    replaces_tails_by=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
@@ -49,9 +55,14 @@
   {%- if appends and rebuilt_when != 'new_entries' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: only a model rebuilt for new entries can append them") }}
   {%- endif -%}
+  {%- if replaces_tails_by is not none and rebuilt_when != 'evaluated' -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: replaces_tails_by is for models rebuilt when evaluated") }}
+  {%- endif -%}
+  {%- set tails_strategy = goodput_run_tails_strategy() if replaces_tails_by is not none else none -%}
   {{ return({
       'materialized': 'incremental',
-      'incremental_strategy': goodput_append_strategy(),
+      'incremental_strategy': tails_strategy or goodput_append_strategy(),
+      'goodput_replaces_tails_by': replaces_tails_by if tails_strategy else none,
       'cluster_by': goodput_cluster_by(cluster_by),
       'partition_by': partition_by,
       'on_schema_change': 'fail',
@@ -184,6 +195,11 @@
                 from {{ ref('int_goodput__runs_to_rebuild') }} as appended
                 where appended.run_id = stored.run_id
             ))
+  {%- elif goodput_replaces_run_tails() -%}
+    {#- an appended run's rows go in the strategy, from where the select recomputed it -#}
+    delete from {{ this }}
+    where {{ goodput_run_is_rebuilt('run_id') }}
+        and run_id not in (select run_id from {{ goodput_appended_runs() }} as appended_runs)
   {%- elif goodput_builds_incrementally() -%}
     delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id') }}
   {%- else -%}

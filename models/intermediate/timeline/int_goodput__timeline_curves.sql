@@ -1,5 +1,6 @@
-{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ config(**goodput_incremental_by_run('evaluated', replaces_tails_by='at_offset')) }}
 {{ goodput_check_incremental_state() }}
+-- depends_on: {{ ref('int_goodput__entries_segmented') }}
 {#
   The cumulative curve of every measure of every run, as breakpoints: C(x) =
   the measure's located amounts up to x seconds after the job start. Between
@@ -23,6 +24,27 @@
   - Slopes and intercepts are running sums in fixed point (goodput_exact), so
     they return to exactly zero between stretches of overlapping amounts and
     rounding does not creep along the run; two window passes in all.
+
+  Incremental (DuckDB): a run whose new entries were appended keeps its stored
+  breakpoints before a cut and recomputes the rest (the tail), when nothing
+  says the head moved (macros/incremental/run_tails.sql writes it):
+  - the cut is where its amounts can have moved from: the first amount of the
+    segment that was final at the last build (a restart reclassifies the
+    segment it closes), of an amount reaching past the smaller of the last
+    and this build's total (the edge squeezes it), and that total itself;
+  - every measure's new state just before the cut (last breakpoint, value,
+    slope: exact sums of the amounts before it) must equal its stored last
+    breakpoint there, or the run is recomputed whole (a restart reaching
+    further back, checkpoint averages, sanitising, a moved job start: the
+    entries before the cut are the stored ones, and each of those run-wide
+    changes moves some measure's state at the cut; a change that kept every
+    measure's state there would go unseen);
+  - the tail's exact running sums start from that state, so its rows are the
+    ones a full build computes; the stored rows' next_future_min then takes
+    the tail's lowest slack in, which needs that slack to be at most the one
+    the last build's tail had (else whole, as the stored minimum cannot be
+    taken apart): least(stored, tail's) for the stored rows where it lowers,
+    a suffix of them, which the select emits again with the tail.
 #}
 
 with
@@ -66,6 +88,8 @@ kept as (
         amounts.run_id,
         amounts.measure,
         amounts.custom_badput_event_type,
+        amounts.segment_no,
+        amounts.end_epoch - totals.elapsed_origin_epoch as unsqueezed_end_offset,
         totals.total_elapsed_seconds,
         least(greatest(amounts.start_epoch - totals.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
             as start_offset,
@@ -155,6 +179,300 @@ events as (
 
 ),
 
+{%- if goodput_replaces_run_tails() %}
+
+appended_runs as (
+
+    select * from {{ goodput_appended_runs() }} as appended_runs
+
+),
+
+stored as (
+
+    select stored.*
+    from {{ this }} as stored
+    inner join appended_runs
+        on appended_runs.run_id = stored.run_id
+    where {{ goodput_run_is_rebuilt('stored.run_id') }}
+
+),
+
+final_segment_before as (
+
+    {#- the segment of the stored last entry of the run: the final one at the last build -#}
+    select segmented.run_id, segmented.segment_no
+    from {{ ref('int_goodput__entries_segmented') }} as segmented
+    inner join appended_runs
+        on appended_runs.run_id = segmented.run_id
+        and appended_runs.appends_after_seq = segmented.event_seq
+    where {{ goodput_run_is_rebuilt('segmented.run_id') }}
+
+),
+
+stored_totals as (
+
+    {#- the total of the last build: the last breakpoint of COUNTED -#}
+    select run_id, max(at_offset) as total_elapsed_seconds
+    from stored
+    where measure = 'COUNTED'
+    group by run_id
+
+),
+
+cuts as (
+
+    select
+        kept.run_id,
+        least(
+            min(stored_totals.total_elapsed_seconds),
+            min(kept.total_elapsed_seconds),
+            coalesce(min(case when kept.segment_no >= final_segment_before.segment_no then kept.start_offset end),
+                     min(kept.total_elapsed_seconds)),
+            coalesce(min(case
+                when kept.unsqueezed_end_offset > least(stored_totals.total_elapsed_seconds, kept.total_elapsed_seconds)
+                    then kept.start_offset
+            end), min(kept.total_elapsed_seconds))
+        ) as cut_offset
+    from kept
+    inner join stored_totals
+        on stored_totals.run_id = kept.run_id
+    inner join final_segment_before
+        on final_segment_before.run_id = kept.run_id
+    group by kept.run_id
+
+),
+
+state_before_cut as (
+
+    select
+        events.run_id,
+        events.measure,
+        events.custom_badput_event_type,
+        max(events.at_offset) as at_offset,
+        sum(events.slope_delta) as slope_exact,
+        sum(events.intercept_delta) as intercept_exact
+    from events
+    inner join cuts
+        on cuts.run_id = events.run_id
+        and events.at_offset < cuts.cut_offset
+    group by events.run_id, events.measure, events.custom_badput_event_type
+
+),
+
+stored_last_offsets as (
+
+    select stored.run_id, stored.measure, stored.custom_badput_event_type, max(stored.at_offset) as at_offset
+    from stored
+    inner join cuts
+        on cuts.run_id = stored.run_id
+        and stored.at_offset < cuts.cut_offset
+    group by stored.run_id, stored.measure, stored.custom_badput_event_type
+
+),
+
+stored_before_cut as (
+
+    select stored.*
+    from stored
+    inner join stored_last_offsets
+        on stored_last_offsets.run_id = stored.run_id
+        and stored_last_offsets.measure = stored.measure
+        and stored_last_offsets.custom_badput_event_type = stored.custom_badput_event_type
+        and stored_last_offsets.at_offset = stored.at_offset
+
+),
+
+{#- the same measures, each ending before the cut on the same breakpoint, value and slope -#}
+{% set same = "abs(%s - %s) <= 1e-9 * greatest(1, abs(%s))" %}
+heads_that_stand as (
+
+    select coalesce(computed.run_id, stored_before_cut.run_id) as run_id
+    from (
+        select
+            run_id,
+            measure,
+            custom_badput_event_type,
+            at_offset,
+            {{ goodput_exact_to_float('slope_exact') }} as slope_after,
+            at_offset * {{ goodput_exact_to_float('slope_exact') }} + {{ goodput_exact_to_float('intercept_exact') }}
+                as value_at
+        from state_before_cut
+    ) as computed
+    full outer join stored_before_cut
+        on stored_before_cut.run_id = computed.run_id
+        and stored_before_cut.measure = computed.measure
+        and stored_before_cut.custom_badput_event_type = computed.custom_badput_event_type
+    group by coalesce(computed.run_id, stored_before_cut.run_id)
+    having min(case
+        when computed.run_id is not null
+            and stored_before_cut.run_id is not null
+            and computed.at_offset = stored_before_cut.at_offset
+            and {{ same % ('computed.value_at', 'stored_before_cut.value_at', 'stored_before_cut.value_at') }}
+            and {{ same % ('computed.slope_after', 'stored_before_cut.slope_after', 'stored_before_cut.slope_after') }}
+            then 1 else 0
+    end) = 1
+
+),
+
+counted_tails as (
+
+    {#- COUNTED from the cut on, for its lowest slack: S = x - C(x), either side of a jump -#}
+    select
+        events.run_id,
+        events.at_offset,
+        sum(events.jump) as jump,
+        sum(events.slope_delta) as slope_delta,
+        sum(events.intercept_delta) as intercept_delta
+    from events
+    inner join heads_that_stand
+        on heads_that_stand.run_id = events.run_id
+    inner join cuts
+        on cuts.run_id = events.run_id
+    where events.measure = 'COUNTED'
+        and events.at_offset >= cuts.cut_offset
+    group by events.run_id, events.at_offset
+
+),
+
+counted_tail_slack as (
+
+    select
+        counted_tails.run_id,
+        min(
+            counted_tails.at_offset - greatest(counted_tails.value_at, counted_tails.value_at - counted_tails.jump)
+        ) as lowest_slack
+    from (
+        select
+            counted_tails.run_id,
+            counted_tails.at_offset,
+            counted_tails.jump,
+            counted_tails.at_offset * {{ goodput_exact_to_float(
+                'state_before_cut.slope_exact + sum(counted_tails.slope_delta) over by_offset') }}
+                + {{ goodput_exact_to_float(
+                'state_before_cut.intercept_exact + sum(counted_tails.intercept_delta) over by_offset') }} as value_at
+        from counted_tails
+        inner join state_before_cut
+            on state_before_cut.run_id = counted_tails.run_id
+            and state_before_cut.measure = 'COUNTED'
+        window by_offset as (
+            partition by counted_tails.run_id
+            order by counted_tails.at_offset
+            rows between unbounded preceding and current row
+        )
+    ) as counted_tails
+    group by counted_tails.run_id
+
+),
+
+{#- kept: the run's head stands, and the stored minimum slack can take the tail's in -#}
+tails as (
+
+    select
+        cuts.run_id,
+        cuts.cut_offset,
+        counted_tail_slack.lowest_slack
+    from cuts
+    inner join counted_tail_slack
+        on counted_tail_slack.run_id = cuts.run_id
+    inner join stored_before_cut
+        on stored_before_cut.run_id = cuts.run_id
+        and stored_before_cut.measure = 'COUNTED'
+        and stored_before_cut.custom_badput_event_type = ''
+    where counted_tail_slack.lowest_slack <= stored_before_cut.next_future_min
+
+),
+
+breakpoints as (
+
+    select
+        events.run_id,
+        events.measure,
+        events.custom_badput_event_type,
+        events.at_offset,
+        sum(events.jump) as jump,
+        sum(events.slope_delta) as slope_delta,
+        sum(events.intercept_delta) as intercept_delta
+    from events
+    left join tails
+        on tails.run_id = events.run_id
+    where tails.run_id is null or events.at_offset >= tails.cut_offset
+    group by events.run_id, events.measure, events.custom_badput_event_type, events.at_offset
+
+),
+
+running as (
+
+    select
+        breakpoints.run_id,
+        breakpoints.measure,
+        breakpoints.custom_badput_event_type,
+        breakpoints.at_offset,
+        breakpoints.jump,
+        {{ goodput_exact_to_float('coalesce(heads.slope_exact, 0) + sum(breakpoints.slope_delta) over by_offset') }}
+            as slope_after,
+        {{ goodput_exact_to_float('coalesce(heads.intercept_exact, 0) + sum(breakpoints.intercept_delta) over by_offset') }}
+            as intercept_after
+    from breakpoints
+    left join (
+        select state_before_cut.*
+        from state_before_cut
+        inner join tails
+            on tails.run_id = state_before_cut.run_id
+    ) as heads
+        on heads.run_id = breakpoints.run_id
+        and heads.measure = breakpoints.measure
+        and heads.custom_badput_event_type = breakpoints.custom_badput_event_type
+    window by_offset as (
+        partition by breakpoints.run_id, breakpoints.measure, breakpoints.custom_badput_event_type
+        order by breakpoints.at_offset
+        rows between unbounded preceding and current row
+    )
+
+),
+
+{#- a kept run's stored rows from where its minimum slack lowers, or its last breakpoint before the cut -#}
+replaced_from as (
+
+    select
+        tails.run_id,
+        least(
+            max(stored.at_offset),
+            coalesce(min(case
+                when stored.measure = 'COUNTED' and stored.next_future_min > tails.lowest_slack then stored.at_offset
+            end), max(stored.at_offset))
+        ) as at_offset
+    from stored
+    inner join tails
+        on tails.run_id = stored.run_id
+        and stored.at_offset < tails.cut_offset
+    group by tails.run_id
+
+),
+
+heads_again as (
+
+    select
+        stored.run_id,
+        stored.measure,
+        stored.custom_badput_event_type,
+        stored.at_offset,
+        stored.value_at,
+        stored.slope_after,
+        case
+            when stored.measure = 'COUNTED' then least(stored.next_future_min, tails.lowest_slack)
+        end as next_future_min
+    from stored
+    inner join tails
+        on tails.run_id = stored.run_id
+        and stored.at_offset < tails.cut_offset
+    inner join replaced_from
+        on replaced_from.run_id = stored.run_id
+        and stored.at_offset >= replaced_from.at_offset
+
+),
+
+{%- else %}
+
 breakpoints as (
 
     select
@@ -191,6 +509,8 @@ running as (
     )
 
 ),
+
+{%- endif %}
 
 valued as (
 
@@ -240,4 +560,8 @@ final as (
 )
 
 select * from final
+{%- if goodput_replaces_run_tails() %}
+union all
+select * from heads_again
+{%- endif %}
 {{ goodput_rows_by_run() }}
