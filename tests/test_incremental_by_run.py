@@ -209,16 +209,31 @@ def test_a_failure_found_over_every_row_is_not_cleared_by_tests_of_rebuilt_runs(
     assert "Goodput per run" in run_cli("report", "--duckdb", db).stdout
 
 
+# Rows of a closed segment an appended run keeps, each marked in a column no other model computes with:
+# table -> (marked column, its mark, the row's segment column, the column that picks the row, the tables
+# that copy the column as they find it).
+SEGMENT_MARKS = {
+    "int_goodput__paired_intervals": ("start_seq", -7, "end_segment_no", "end_seq", ()),
+    "int_goodput__data_loading": ("start_seq", -8, "end_segment_no", "end_seq", ()),
+    "int_goodput__step_intervals": ("bound_step", -9, "segment_no", "event_seq",
+                                    ("int_goodput__step_productive_time",)),
+}
+
+
 def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_renumbers_the_run(tmp_path):
     """A running run whose new entries follow its stored ones keeps its per-entry rows (a mark on its first
-    entry survives) and numbers the new entries on, into a restart; a late entry that sorts among the stored
-    ones renumbers the run whole. Both equal a build from scratch."""
+    entry survives) and its per-segment rows of the segments closed before (marks on segment 0 survive), and
+    numbers the new entries on, into a restart; a late entry that sorts among the stored ones renumbers the
+    run whole. Both equal a build from scratch."""
     running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False)
     entries = list(log_entries(running, "proj"))
     run_id = "proj/running"
     restart_at = [at(e) for e in entries if "job_start_time" in e["jsonPayload"]][-1]  # the last restart's job start
-    cut = restart_at - dt.timedelta(minutes=3)
+    # just after a data-loading start: its end, the first new entry, pairs with a stored start
+    cut = max(at(e) for e in entries
+              if "data_loading_start_time" in e["jsonPayload"] and at(e) <= restart_at - dt.timedelta(minutes=3))
     first, rest = [e for e in entries if at(e) <= cut], [e for e in entries if at(e) > cut]
+    assert "data_loading_end_time" in rest[0]["jsonPayload"]
     db = tmp_path / "w.duckdb"
     run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "first.ndjson", first))
     dbt_build(db, cut + dt.timedelta(minutes=1), *ROLLING)
@@ -232,6 +247,12 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
         [(marks[table],)] = con.execute(f"select insert_id from {table} where run_id = ? and event_seq = 1",
                                         [run_id]).fetchall()
         con.execute(f"update {table} set insert_id = 'kept' where run_id = ? and event_seq = 1", [run_id])
+    segment_marks = {}
+    for table, (column, mark, segment, key, _) in SEGMENT_MARKS.items():
+        [(row_key, value)] = con.execute(f"select {key}, {column} from {table} where run_id = ? and {segment} = 0 "
+                                         f"order by {key} limit 1", [run_id]).fetchall()
+        segment_marks[table] = (row_key, value)
+        con.execute(f"update {table} set {column} = ? where run_id = ? and {key} = ?", [mark, run_id, row_key])
     con.close()
 
     as_of = max(at(e) for e in rest) + dt.timedelta(minutes=1)
@@ -241,6 +262,9 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
                  [run_id]) == [(stored_last,)]
     for table in marks:  # kept, not recomputed
         assert query(db, f"select insert_id from {table} where run_id = ? and event_seq = 1", [run_id]) == [("kept",)]
+    for table, (column, mark, _, key, _) in SEGMENT_MARKS.items():
+        assert query(db, f"select {column} from {table} where run_id = ? and {key} = ?",
+                     [run_id, segment_marks[table][0]]) == [(mark,)], table
     # the appended entries went on into the next segment
     assert query(db, "select min(event_seq) > ?, count(*) from int_goodput__entries_segmented "
                      "where run_id = ? and is_restart and segment_no = 2", [stored_last, run_id]) == [(True, 1)]
@@ -248,6 +272,10 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     con = duckdb.connect(str(db))
     for table, insert_id in marks.items():
         con.execute(f"update {table} set insert_id = ? where run_id = ? and event_seq = 1", [insert_id, run_id])
+    for table, (column, _, _, key, copies) in SEGMENT_MARKS.items():
+        row_key, value = segment_marks[table]
+        for holder in (table, *copies):
+            con.execute(f"update {holder} set {column} = ? where run_id = ? and {key} = ?", [value, run_id, row_key])
     con.close()
     scratch = tmp_path / "scratch.duckdb"
     run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest))

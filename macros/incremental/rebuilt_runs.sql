@@ -26,11 +26,13 @@
   recomputes them (that build did not complete, and report and push refuse
   the marts of a failed build meanwhile).
 
-  The per-entry models (int_goodput__entries_ordered, _segmented) go further
-  for a run whose new entries all sort after its stored last entry
-  (runs_to_rebuild.appends_after_seq, set only after a complete build): what
-  they store for an entry depends on the entries before it alone, so they
-  keep the run's rows and append the new entries' (config goodput_appends).
+  The per-entry models (int_goodput__entries_ordered, _segmented, and the
+  start/end pairs of int_goodput__paired_intervals, each stored with its end
+  entry) go further for a run whose new entries all sort after its stored
+  last entry (runs_to_rebuild.appends_after_seq, set only after a complete
+  build): what they store for an entry depends on the entries before it
+  alone, so they keep the run's rows and append the new entries' (config
+  goodput_appends).
   A late entry that sorts among the stored ones renumbers the run whole.
 #}
 
@@ -42,12 +44,18 @@
 
 {#- config() arguments of a per-run incremental model. -#}
 {#-
+  appends: true for a model whose rows, one per entry (event_seq), depend on
+  the entries before theirs alone; or the column holding the entry a row
+  belongs to when that is not event_seq (a pair's end entry: end_seq).
+  keeps_closed_segments_by: the segment column of a model whose rows of a
+  segment depend on that segment's entries and the entry that closes it alone
+  (goodput_segment_is_rebuilt).
   replaces_tails_by: a column that orders a run's rows (an offset on its
   time axis), for a model whose select may recompute an appended run from a
   point on and keep its stored rows before it (macros/incremental/run_tails.sql).
 -#}
 {% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends=false,
-                                    replaces_tails_by=none) -%}
+                                    keeps_closed_segments_by=none, replaces_tails_by=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
@@ -55,9 +63,14 @@
   {%- if appends and rebuilt_when != 'new_entries' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: only a model rebuilt for new entries can append them") }}
   {%- endif -%}
+  {%- if keeps_closed_segments_by is not none and (appends or rebuilt_when != 'new_entries') -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: keeps_closed_segments_by is for models rebuilt for "
+                                       ~ "new entries, and keyed by segment rather than appended by entry") }}
+  {%- endif -%}
   {%- if replaces_tails_by is not none and rebuilt_when != 'evaluated' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: replaces_tails_by is for models rebuilt when evaluated") }}
   {%- endif -%}
+  {%- set appends_by = ('event_seq' if appends is sameas true else appends) if appends else none -%}
   {%- set tails_strategy = goodput_run_tails_strategy() if replaces_tails_by is not none else none -%}
   {{ return({
       'materialized': 'incremental',
@@ -67,7 +80,9 @@
       'partition_by': partition_by,
       'on_schema_change': 'fail',
       'goodput_rebuilt_when': rebuilt_when,
-      'goodput_appends': appends,
+      'goodput_appends': appends_by is not none,
+      'goodput_appends_by': appends_by,
+      'goodput_keeps_closed_segments_by': keeps_closed_segments_by,
       'pre_hook': ["{{ goodput_forget_rebuilt_runs() }}"],
       'post_hook': goodput_incremental_state_hooks(),
   }) }}
@@ -113,6 +128,35 @@
     {{ goodput_run_ids_among(ids, column, name_column) }}
   {%- else -%}
     {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-
+  A predicate on a row's run and segment for a model configured with
+  goodput_incremental_by_run(..., keeps_closed_segments_by=...), beside
+  goodput_run_is_rebuilt(): true for every segment of a run recomputed whole,
+  and for an appended run's segments from its final one at the last build on
+  (appends_after_segment_no). What such a model stores for a segment depends
+  on that segment's entries and on the entry that closes it alone, and the
+  new entries of an appended run follow its stored ones: the segments the
+  last build had closed keep their rows.
+-#}
+{#- column and segment_column qualified by their relation's alias: the subquery has a run_id of its own -#}
+{% macro goodput_segment_is_rebuilt(column, segment_column) -%}
+  {%- if execute and not config.get('goodput_keeps_closed_segments_by') -%}
+    {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the segments to rebuild: configure it with "
+        ~ "goodput_incremental_by_run(..., keeps_closed_segments_by=<its segment column>)") }}
+  {%- endif -%}
+  {%- if model.resource_type == 'unit_test' or not goodput_builds_incrementally() -%}
+    true
+  {%- else -%}
+    {{ segment_column }} >= coalesce((
+        select appended.appends_after_segment_no
+        from {{ ref('int_goodput__runs_to_rebuild') }} as appended
+        where appended.run_id = {{ column }}
+            and appended.appends_after_seq is not null
+    ), 0)
   {%- endif -%}
 {%- endmacro %}
 
@@ -183,14 +227,20 @@
 {#-
   pre_hook: the rows of the runs this build recomputes go (in the same
   transaction on DuckDB). A model that appends keeps an appended run's rows up
-  to its stored last entry (after a complete build there are no others).
+  to its stored last entry (after a complete build there are no others): the
+  rows whose entry (goodput_appends_by) is at or before it.
 -#}
 {% macro goodput_forget_rebuilt_runs() -%}
-  {%- if goodput_builds_incrementally() and config.get('goodput_appends') -%}
+  {%- if goodput_builds_incrementally() and config.get('goodput_keeps_closed_segments_by') -%}
+    delete from {{ this }} as stored
+    where {{ goodput_run_is_rebuilt('stored.run_id') }}
+        and {{ goodput_segment_is_rebuilt('stored.run_id',
+                                          'stored.' ~ config.get('goodput_keeps_closed_segments_by')) }}
+  {%- elif goodput_builds_incrementally() and config.get('goodput_appends') -%}
     delete from {{ this }} as stored
     where {{ goodput_run_is_rebuilt('stored.run_id', part='whole') }}
         or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended') }}
-            and stored.event_seq > (
+            and stored.{{ config.get('goodput_appends_by') }} > (
                 select appended.appends_after_seq
                 from {{ ref('int_goodput__runs_to_rebuild') }} as appended
                 where appended.run_id = stored.run_id
@@ -211,13 +261,14 @@
 {#-
   The runs whose new entries this build appends (models configured with
   appends): run_id, appends_after_seq (the event_seq of the run's stored last
-  entry) and that entry's appends_after_entry_at and appends_after_insert_id.
-  Empty in a build from scratch and in unit tests.
+  entry), that entry's appends_after_entry_at, appends_after_insert_id and
+  appends_after_segment_no (its segment; null if unknown). Empty in a build
+  from scratch and in unit tests.
 -#}
 {% macro goodput_appended_runs() -%}
   {%- if model.resource_type != 'unit_test' and goodput_builds_incrementally() -%}
     (
-        select run_id, appends_after_seq, appends_after_entry_at, appends_after_insert_id
+        select run_id, appends_after_seq, appends_after_entry_at, appends_after_insert_id, appends_after_segment_no
         from {{ ref('int_goodput__runs_to_rebuild') }}
         where appends_after_seq is not null
     )
@@ -227,7 +278,8 @@
             cast(null as {{ dbt.type_string() }}) as run_id,
             cast(null as {{ dbt.type_bigint() }}) as appends_after_seq,
             cast(null as {{ dbt.type_timestamp() }}) as appends_after_entry_at,
-            cast(null as {{ dbt.type_string() }}) as appends_after_insert_id
+            cast(null as {{ dbt.type_string() }}) as appends_after_insert_id,
+            cast(null as {{ dbt.type_bigint() }}) as appends_after_segment_no
         limit 0
     )
   {%- endif -%}

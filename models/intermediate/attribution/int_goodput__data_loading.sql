@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run('new_entries', keeps_closed_segments_by='end_segment_no')) }}
 {{ goodput_check_incremental_state() }}
 {#
   Data-loading intervals and how many times the library counts each as
@@ -9,22 +9,29 @@
     restart closes (the library adds its `current_sync_data_loading` then).
   An interval can so count 0, 1 or 2 times. Everything else is
   DATA_LOADING_ASYNC = all data loading - sync.
+  A segment's counts depend on the intervals that end in it and on whether a
+  restart closed it alone, so an appended run keeps the segments the last
+  build had closed.
 #}
 
 with
 
 intervals as (
 
-    select * from {{ ref('int_goodput__paired_intervals') }}
-    where {{ goodput_run_is_rebuilt() }}
-        and interval_kind = 'data_loading'
+    select intervals.*
+    from {{ ref('int_goodput__paired_intervals') }} as intervals
+    where {{ goodput_run_is_rebuilt('intervals.run_id') }}
+        and {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.end_segment_no') }}
+        and intervals.interval_kind = 'data_loading'
 
 ),
 
 restarts as (
 
-    select * from {{ ref('int_goodput__segments') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select restarts.*
+    from {{ ref('int_goodput__segments') }} as restarts
+    where {{ goodput_run_is_rebuilt('restarts.run_id') }}
+        and {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
 
 ),
 

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends='end_seq')) }}
 {{ goodput_check_incremental_state() }}
 {#
   Start/end pairs as the library forms them, in entry order: an end pairs with
@@ -12,9 +12,18 @@
   pair in: ELASTIC_SCALE_UP when the wait type contains scale_up (any case),
   ELASTIC_SLICE_DOWN for any other wait, ELASTIC_REINITIALIZATION; null for
   the other kinds.
+  A pair depends on its end and the event of its kind before it alone, so a
+  run whose new entries were appended keeps its stored pairs and pairs only
+  the new events, each kind's from its last stored event on.
 #}
 
 with
+
+appended_runs as (
+
+    select * from {{ goodput_appended_runs() }} as appended_runs
+
+),
 
 entries as (
 
@@ -23,7 +32,7 @@ entries as (
 
 ),
 
-boundary_events as (
+run_boundary_events as (
 
     {% set kinds = [
         ('tpu_initialization', 'tpu_init_start_epoch', 'tpu_init_end_epoch'),
@@ -52,6 +61,41 @@ boundary_events as (
     where {{ start_column }} is not null or {{ end_column }} is not null
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
+
+),
+
+last_stored_events as (
+
+    select
+        run_boundary_events.run_id,
+        run_boundary_events.interval_kind,
+        run_boundary_events.interval_subtype,
+        max(run_boundary_events.event_seq) as event_seq
+    from run_boundary_events
+    inner join appended_runs
+        on appended_runs.run_id = run_boundary_events.run_id
+        and run_boundary_events.event_seq <= appended_runs.appends_after_seq
+    group by run_boundary_events.run_id, run_boundary_events.interval_kind, run_boundary_events.interval_subtype
+
+),
+
+{#- an appended run: its new events, after its last stored event of each kind
+    (a new end pairs with it; itself it pairs with nothing here, as it has no
+    event before it) -#}
+boundary_events as (
+
+    select run_boundary_events.*
+    from run_boundary_events
+    left join appended_runs
+        on appended_runs.run_id = run_boundary_events.run_id
+    left join last_stored_events
+        on last_stored_events.run_id = run_boundary_events.run_id
+        and last_stored_events.interval_kind = run_boundary_events.interval_kind
+        and last_stored_events.interval_subtype = run_boundary_events.interval_subtype
+        and last_stored_events.event_seq = run_boundary_events.event_seq
+    where appended_runs.run_id is null
+        or run_boundary_events.event_seq > appended_runs.appends_after_seq
+        or last_stored_events.run_id is not null
 
 ),
 

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run('new_entries', keeps_closed_segments_by='segment_no')) }}
 {{ goodput_check_incremental_state() }}
 {#
   Consecutive step entries of a segment, as the library walks its step dict:
@@ -10,21 +10,27 @@
   - wasted: above the bound (WASTED_PROGRESS_FROM_DISRUPTION),
   - ignored: the bound is step 0, and the library drops the whole segment.
   (int_goodput__step_productive_time then removes custom badput events.)
+  A segment's intervals depend on its entries and the restart that closes it
+  alone, so an appended run keeps the segments the last build had closed.
 #}
 
 with
 
 entries as (
 
-    select * from {{ ref('int_goodput__entries_segmented') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select entries.*
+    from {{ ref('int_goodput__entries_segmented') }} as entries
+    where {{ goodput_run_is_rebuilt('entries.run_id') }}
+        and {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no') }}
 
 ),
 
 restarts as (
 
-    select * from {{ ref('int_goodput__segments') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select restarts.*
+    from {{ ref('int_goodput__segments') }} as restarts
+    where {{ goodput_run_is_rebuilt('restarts.run_id') }}
+        and {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
 
 ),
 

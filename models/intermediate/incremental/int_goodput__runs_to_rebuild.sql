@@ -20,6 +20,10 @@
   the new entries'. Null: those models recompute the run whole (a new run, a
   late entry among the stored ones, a run the last build left unfinished,
   every run after an incomplete build that ran per-run models).
+  appends_after_segment_no: that entry's segment in the stored
+  int_goodput__entries_segmented, the final segment at the last build: the
+  per-segment models keep the run's rows of the segments before it (null when
+  that table is gone: they recompute the run whole).
 
   var('goodput_late_arrival_seconds') reaches that far behind the watermark,
   for sources whose loaded_at is not the order in which rows become visible
@@ -33,6 +37,8 @@
                                              identifier=this.identifier) if execute else none -%}
 {%- set previous_entries = adapter.get_relation(database=this.database, schema=this.schema,
                                                 identifier='int_goodput__entries_ordered') if execute else none -%}
+{%- set previous_segmented = adapter.get_relation(database=this.database, schema=this.schema,
+                                                  identifier='int_goodput__entries_segmented') if execute else none -%}
 {%- set completed_build = goodput_completed_build() if watermark_us is not none else none -%}
 {#- after an incomplete build that ran per-run models, their stored rows may disagree: none appends -#}
 {%- set may_append = watermark_us is not none and previous_entries is not none
@@ -40,6 +46,7 @@
 {#- the runs with new entries, inlined when few: reading their stored entries then prunes to them
     (BigQuery's clustering, DuckDB's row-group min/max) instead of reading every run's -#}
 {%- set stored_of_new_runs = 'true' -%}
+{%- set segmented_of_new_runs = 'true' -%}
 {%- if may_append -%}
   {%- set found = run_query("select distinct run_id from " ~ ref('stg_goodput__events') ~ " where "
                             ~ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us)
@@ -47,6 +54,7 @@
   {%- set new_run_ids = found.columns[0].values() | list -%}
   {%- if new_run_ids | length <= 1000 -%}
     {%- set stored_of_new_runs = goodput_run_ids_among(new_run_ids, 'stored.run_id') -%}
+    {%- set segmented_of_new_runs = goodput_run_ids_among(new_run_ids, 'segmented.run_id') -%}
   {%- endif -%}
 {%- endif -%}
 
@@ -100,8 +108,14 @@ unfinished_build as (
 stored_last as (
 
     {%- if may_append %}
-    -- each run's last entry as the last complete build numbered it
-    select stored.run_id, stored.event_seq, stored.entry_at, stored.insert_id
+    -- each run's last entry as the last complete build numbered it, and its segment
+    select
+        stored.run_id,
+        stored.event_seq,
+        stored.entry_at,
+        stored.insert_id,
+        {{ 'segmented.segment_no' if previous_segmented is not none
+           else 'cast(null as ' ~ dbt.type_bigint() ~ ')' }} as segment_no
     from {{ previous_entries }} as stored
     inner join (
         select stored.run_id, max(stored.event_seq) as event_seq
@@ -113,13 +127,20 @@ stored_last as (
     ) as last_entry
         on last_entry.run_id = stored.run_id
         and last_entry.event_seq = stored.event_seq
+    {%- if previous_segmented is not none %}
+    left join {{ previous_segmented }} as segmented
+        on segmented.run_id = stored.run_id
+        and segmented.event_seq = stored.event_seq
+        and {{ segmented_of_new_runs }}
+    {%- endif %}
     where {{ stored_of_new_runs }}
     {%- else %}
     select
         run_id,
         cast(null as {{ dbt.type_bigint() }}) as event_seq,
         cast(null as {{ dbt.type_timestamp() }}) as entry_at,
-        cast(null as {{ dbt.type_string() }}) as insert_id
+        cast(null as {{ dbt.type_string() }}) as insert_id,
+        cast(null as {{ dbt.type_bigint() }}) as segment_no
     from new_entries
     where false
     {%- endif %}
@@ -165,6 +186,7 @@ final as (
         appended.event_seq as appends_after_seq,
         appended.entry_at as appends_after_entry_at,
         appended.insert_id as appends_after_insert_id,
+        appended.segment_no as appends_after_segment_no,
         {{ goodput_string_literal(invocation_id) }} as invocation_id
     from new_entries
     full outer join unfinished_build

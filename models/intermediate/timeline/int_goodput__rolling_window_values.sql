@@ -177,8 +177,8 @@ changed_before as (
         and stored.measure = check_amounts.measure
         and stored.custom_badput_event_type = check_amounts.custom_badput_event_type
     -- a measure missing on one side counts as 0 there (stored rows include every bucket)
-    where abs(coalesce(check_amounts.cumulative_amount, 0) - coalesce(stored.cumulative_amount, 0))
-        > 1e-9 * greatest(1, abs(coalesce(stored.cumulative_amount, 0)))
+    where not {{ goodput_matches_stored('coalesce(check_amounts.cumulative_amount, 0)',
+                                        'coalesce(stored.cumulative_amount, 0)') }}
 
 ),
 

@@ -1,6 +1,5 @@
 {{ config(**goodput_incremental_by_run('evaluated', replaces_tails_by='at_offset')) }}
 {{ goodput_check_incremental_state() }}
--- depends_on: {{ ref('int_goodput__entries_segmented') }}
 {#
   The cumulative curve of every measure of every run, as breakpoints: C(x) =
   the measure's located amounts up to x seconds after the job start. Between
@@ -200,12 +199,9 @@ stored as (
 final_segment_before as (
 
     {#- the segment of the stored last entry of the run: the final one at the last build -#}
-    select segmented.run_id, segmented.segment_no
-    from {{ ref('int_goodput__entries_segmented') }} as segmented
-    inner join appended_runs
-        on appended_runs.run_id = segmented.run_id
-        and appended_runs.appends_after_seq = segmented.event_seq
-    where {{ goodput_run_is_rebuilt('segmented.run_id') }}
+    select run_id, appends_after_segment_no as segment_no
+    from appended_runs
+    where appends_after_segment_no is not null
 
 ),
 
@@ -283,7 +279,6 @@ stored_before_cut as (
 ),
 
 {#- the same measures, each ending before the cut on the same breakpoint, value and slope -#}
-{% set same = "abs(%s - %s) <= 1e-9 * greatest(1, abs(%s))" %}
 heads_that_stand as (
 
     select coalesce(computed.run_id, stored_before_cut.run_id) as run_id
@@ -307,8 +302,8 @@ heads_that_stand as (
         when computed.run_id is not null
             and stored_before_cut.run_id is not null
             and computed.at_offset = stored_before_cut.at_offset
-            and {{ same % ('computed.value_at', 'stored_before_cut.value_at', 'stored_before_cut.value_at') }}
-            and {{ same % ('computed.slope_after', 'stored_before_cut.slope_after', 'stored_before_cut.slope_after') }}
+            and {{ goodput_matches_stored('computed.value_at', 'stored_before_cut.value_at') }}
+            and {{ goodput_matches_stored('computed.slope_after', 'stored_before_cut.slope_after') }}
             then 1 else 0
     end) = 1
 
@@ -382,51 +377,13 @@ tails as (
 
 ),
 
-breakpoints as (
+{#- the state the tail of a kept run starts from -#}
+heads as (
 
-    select
-        events.run_id,
-        events.measure,
-        events.custom_badput_event_type,
-        events.at_offset,
-        sum(events.jump) as jump,
-        sum(events.slope_delta) as slope_delta,
-        sum(events.intercept_delta) as intercept_delta
-    from events
-    left join tails
-        on tails.run_id = events.run_id
-    where tails.run_id is null or events.at_offset >= tails.cut_offset
-    group by events.run_id, events.measure, events.custom_badput_event_type, events.at_offset
-
-),
-
-running as (
-
-    select
-        breakpoints.run_id,
-        breakpoints.measure,
-        breakpoints.custom_badput_event_type,
-        breakpoints.at_offset,
-        breakpoints.jump,
-        {{ goodput_exact_to_float('coalesce(heads.slope_exact, 0) + sum(breakpoints.slope_delta) over by_offset') }}
-            as slope_after,
-        {{ goodput_exact_to_float('coalesce(heads.intercept_exact, 0) + sum(breakpoints.intercept_delta) over by_offset') }}
-            as intercept_after
-    from breakpoints
-    left join (
-        select state_before_cut.*
-        from state_before_cut
-        inner join tails
-            on tails.run_id = state_before_cut.run_id
-    ) as heads
-        on heads.run_id = breakpoints.run_id
-        and heads.measure = breakpoints.measure
-        and heads.custom_badput_event_type = breakpoints.custom_badput_event_type
-    window by_offset as (
-        partition by breakpoints.run_id, breakpoints.measure, breakpoints.custom_badput_event_type
-        order by breakpoints.at_offset
-        rows between unbounded preceding and current row
-    )
+    select state_before_cut.*
+    from state_before_cut
+    inner join tails
+        on tails.run_id = state_before_cut.run_id
 
 ),
 
@@ -471,46 +428,60 @@ heads_again as (
 
 ),
 
-{%- else %}
+{%- endif %}
 
 breakpoints as (
 
     select
-        run_id,
-        measure,
-        custom_badput_event_type,
-        at_offset,
-        sum(jump) as jump,
-        sum(slope_delta) as slope_delta,
-        sum(intercept_delta) as intercept_delta
+        events.run_id,
+        events.measure,
+        events.custom_badput_event_type,
+        events.at_offset,
+        sum(events.jump) as jump,
+        sum(events.slope_delta) as slope_delta,
+        sum(events.intercept_delta) as intercept_delta
     from events
-    group by run_id, measure, custom_badput_event_type, at_offset
+    {%- if goodput_replaces_run_tails() %}
+    left join tails
+        on tails.run_id = events.run_id
+    where tails.run_id is null or events.at_offset >= tails.cut_offset
+    {%- endif %}
+    group by events.run_id, events.measure, events.custom_badput_event_type, events.at_offset
 
 ),
 
 {#- C(x) = x * slope + intercept after the last breakpoint at or before x:
     both are exact running sums, so they are exactly zero once every span
-    so far has ended, and rounding does not creep along the run. -#}
+    so far has ended, and rounding does not creep along the run. A kept
+    run's tail starts its sums from its head's state. -#}
+{% set slope_from = "coalesce(heads.slope_exact, 0) + " if goodput_replaces_run_tails() else "" %}
+{% set intercept_from = "coalesce(heads.intercept_exact, 0) + " if goodput_replaces_run_tails() else "" %}
 running as (
 
     select
-        run_id,
-        measure,
-        custom_badput_event_type,
-        at_offset,
-        jump,
-        {{ goodput_exact_to_float('sum(slope_delta) over by_offset') }} as slope_after,
-        {{ goodput_exact_to_float('sum(intercept_delta) over by_offset') }} as intercept_after
+        breakpoints.run_id,
+        breakpoints.measure,
+        breakpoints.custom_badput_event_type,
+        breakpoints.at_offset,
+        breakpoints.jump,
+        {{ goodput_exact_to_float(slope_from ~ 'sum(breakpoints.slope_delta) over by_offset') }}
+            as slope_after,
+        {{ goodput_exact_to_float(intercept_from ~ 'sum(breakpoints.intercept_delta) over by_offset') }}
+            as intercept_after
     from breakpoints
+    {%- if goodput_replaces_run_tails() %}
+    left join heads
+        on heads.run_id = breakpoints.run_id
+        and heads.measure = breakpoints.measure
+        and heads.custom_badput_event_type = breakpoints.custom_badput_event_type
+    {%- endif %}
     window by_offset as (
-        partition by run_id, measure, custom_badput_event_type
-        order by at_offset
+        partition by breakpoints.run_id, breakpoints.measure, breakpoints.custom_badput_event_type
+        order by breakpoints.at_offset
         rows between unbounded preceding and current row
     )
 
 ),
-
-{%- endif %}
 
 valued as (
 
