@@ -65,6 +65,21 @@ def late_copy(entry: dict[str, Any], arrives: dt.datetime, name: str) -> dict[st
     return copy
 
 
+def custom_event(like: dict[str, Any], logged_after: dt.datetime, start: float, end: float) -> list[dict[str, Any]]:
+    """A custom badput event's start and end entries, logged just after logged_after, timed start to end."""
+    entries = []
+    for i, (field, value) in enumerate((("custom_badput_event_start_time", start),
+                                        ("custom_badput_event_end_time", end))):
+        entry = json.loads(json.dumps(like))
+        payload = entry["jsonPayload"]
+        payload.pop("custom_badput_event_start_time", None)
+        payload[field] = value
+        entry["insertId"] = f"logged-late-{i}"
+        entry["timestamp"] = (logged_after + dt.timedelta(seconds=i + 1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        entries.append(entry)
+    return entries
+
+
 @pytest.mark.parametrize("seed", [3, 8])
 def test_incremental_builds_equal_builds_from_scratch_on_a_growing_fleet(tmp_path, seed):
     rng = random.Random(seed)
@@ -217,15 +232,18 @@ SEGMENT_MARKS = {
     "int_goodput__data_loading": ("start_seq", -8, "end_segment_no", "end_seq", ()),
     "int_goodput__step_intervals": ("bound_step", -9, "segment_no", "event_seq",
                                     ("int_goodput__step_productive_time",)),
+    "int_goodput__step_productive_time": ("bound_step", -10, "segment_no", "event_seq", ()),
 }
 
 
 def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_renumbers_the_run(tmp_path):
     """A running run whose new entries follow its stored ones keeps its per-entry rows (a mark on its first
     entry survives) and its per-segment rows of the segments closed before (marks on segment 0 survive), and
-    numbers the new entries on, into a restart; a late entry that sorts among the stored ones renumbers the
-    run whole. Both equal a build from scratch."""
-    running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False)
+    numbers the new entries on, into a restart; a custom event logged late, timed inside a closed step, is
+    paired with that step alone. A late entry that sorts among the stored ones renumbers the run whole.
+    Both equal a build from scratch."""
+    running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False,
+                      eval_every=100)
     entries = list(log_entries(running, "proj"))
     run_id = "proj/running"
     restart_at = [at(e) for e in entries if "job_start_time" in e["jsonPayload"]][-1]  # the last restart's job start
@@ -253,7 +271,15 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
                                          f"order by {key} limit 1", [run_id]).fetchall()
         segment_marks[table] = (row_key, value)
         con.execute(f"update {table} set {column} = ? where run_id = ? and {key} = ?", [mark, run_id, row_key])
+    # a custom event logged late, timed inside a productive step of segment 0: that closed step loses it
+    [(inside_start, inside_end)] = con.execute(
+        "select start_epoch, end_epoch from int_goodput__step_intervals where run_id = ? and segment_no = 0 "
+        "and interval_class = 'productive' order by event_seq limit 1 offset 20", [run_id]).fetchall()
     con.close()
+    logged_late = custom_event(next(e for e in entries if "custom_badput_event_start_time" in e["jsonPayload"]),
+                               max(at(e) for e in rest), inside_start + 0.2 * (inside_end - inside_start),
+                               inside_start + 0.6 * (inside_end - inside_start))
+    rest = rest + logged_late
 
     as_of = max(at(e) for e in rest) + dt.timedelta(minutes=1)
     run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "rest.ndjson", rest))
@@ -265,6 +291,10 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     for table, (column, mark, _, key, _) in SEGMENT_MARKS.items():
         assert query(db, f"select {column} from {table} where run_id = ? and {key} = ?",
                      [run_id, segment_marks[table][0]]) == [(mark,)], table
+    # the late custom event was paired with that closed step alone, which was recomputed
+    assert query(db, "select segment_no, event_end_seq > ? from int_goodput__custom_badput_in_steps "
+                     "where run_id = ? and start_epoch >= ? and end_epoch <= ?",
+                 [stored_last, run_id, inside_start, inside_end]) == [(0, True)]
     # the appended entries went on into the next segment
     assert query(db, "select min(event_seq) > ?, count(*) from int_goodput__entries_segmented "
                      "where run_id = ? and is_restart and segment_no = 2", [stored_last, run_id]) == [(True, 1)]

@@ -32,7 +32,7 @@
   last entry (runs_to_rebuild.appends_after_seq, set only after a complete
   build): what they store for an entry depends on the entries before it
   alone, so they keep the run's rows and append the new entries' (config
-  goodput_appends).
+  goodput_appends_by).
   A late entry that sorts among the stored ones renumbers the run whole.
 #}
 
@@ -44,33 +44,42 @@
 
 {#- config() arguments of a per-run incremental model. -#}
 {#-
-  appends: true for a model whose rows, one per entry (event_seq), depend on
-  the entries before theirs alone; or the column holding the entry a row
-  belongs to when that is not event_seq (a pair's end entry: end_seq).
+  appends_by: for a model whose rows, each of one entry, depend on the
+  entries before theirs alone, the column holding that entry's event_seq
+  (event_seq itself, or a pair's end entry: end_seq).
   keeps_closed_segments_by: the segment column of a model whose rows of a
   segment depend on that segment's entries and the entry that closes it alone
   (goodput_segment_is_rebuilt).
+  reopened_by (with keeps_closed_segments_by): {model, key, entry} for a
+  model whose row of a closed segment also depends on another model's rows
+  under the same key (model.key), each of an entry (model.entry): such a row
+  is recomputed when that model holds one of an appended entry (after the
+  run's stored last entry) under its key.
   replaces_tails_by: a column that orders a run's rows (an offset on its
   time axis), for a model whose select may recompute an appended run from a
   point on and keep its stored rows before it (macros/incremental/run_tails.sql).
 -#}
-{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends=false,
-                                    keeps_closed_segments_by=none, replaces_tails_by=none) -%}
+{% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends_by=none,
+                                    keeps_closed_segments_by=none, reopened_by=none, replaces_tails_by=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
   {%- endif -%}
-  {%- if appends and rebuilt_when != 'new_entries' -%}
+  {%- if appends_by is not none and rebuilt_when != 'new_entries' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: only a model rebuilt for new entries can append them") }}
   {%- endif -%}
-  {%- if keeps_closed_segments_by is not none and (appends or rebuilt_when != 'new_entries') -%}
+  {%- if keeps_closed_segments_by is not none and (appends_by is not none or rebuilt_when != 'new_entries') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: keeps_closed_segments_by is for models rebuilt for "
                                        ~ "new entries, and keyed by segment rather than appended by entry") }}
+  {%- endif -%}
+  {%- if reopened_by is not none and (keeps_closed_segments_by is none
+                                      or reopened_by.keys() | sort | list != ['entry', 'key', 'model']) -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: reopened_by is {model, key, entry}, "
+                                       ~ "for a model configured with keeps_closed_segments_by") }}
   {%- endif -%}
   {%- if replaces_tails_by is not none and rebuilt_when != 'evaluated' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: replaces_tails_by is for models rebuilt when evaluated") }}
   {%- endif -%}
-  {%- set appends_by = ('event_seq' if appends is sameas true else appends) if appends else none -%}
   {%- set tails_strategy = goodput_run_tails_strategy() if replaces_tails_by is not none else none -%}
   {{ return({
       'materialized': 'incremental',
@@ -80,9 +89,9 @@
       'partition_by': partition_by,
       'on_schema_change': 'fail',
       'goodput_rebuilt_when': rebuilt_when,
-      'goodput_appends': appends_by is not none,
       'goodput_appends_by': appends_by,
       'goodput_keeps_closed_segments_by': keeps_closed_segments_by,
+      'goodput_reopened_by': reopened_by,
       'pre_hook': ["{{ goodput_forget_rebuilt_runs() }}"],
       'post_hook': goodput_incremental_state_hooks(),
   }) }}
@@ -99,7 +108,7 @@
   and concatenates every landed row; the run names also filter the stored
   column, where the scan skips the row groups of other runs (staging over 200
   runs: 0.6 s -> 0.08 s).
-  part (models configured with appends only): 'whole' keeps the runs
+  part (models configured with appends_by only): 'whole' keeps the runs
   recomputed whole, 'appended' those whose new entries are appended.
 -#}
 {% macro goodput_run_is_rebuilt(column='run_id', name_column=none, part=none) -%}
@@ -118,9 +127,9 @@
     {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the runs to rebuild but declares no "
         ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
   {%- endif -%}
-  {%- if part is not none and (part not in ('whole', 'appended') or not config.get('goodput_appends')) -%}
+  {%- if part is not none and (part not in ('whole', 'appended') or not config.get('goodput_appends_by')) -%}
     {{ exceptions.raise_compiler_error(this.identifier ~ " asks for the runs to rebuild " ~ part
-        ~ ": only a model configured with goodput_incremental_by_run(..., appends=true) can, as 'whole' or 'appended'") }}
+        ~ ": only a model configured with goodput_incremental_by_run(..., appends_by=<column>) can, as 'whole' or 'appended'") }}
   {%- endif -%}
   {%- set which = goodput_rebuilt_runs_where(rebuilt_when, part) -%}
   {%- set ids = goodput_listed_rebuilt_runs(runs_to_rebuild, which).run_ids -%}
@@ -134,29 +143,52 @@
 
 {#-
   A predicate on a row's run and segment for a model configured with
-  goodput_incremental_by_run(..., keeps_closed_segments_by=...), beside
-  goodput_run_is_rebuilt(): true for every segment of a run recomputed whole,
-  and for an appended run's segments from its final one at the last build on
-  (appends_after_segment_no). What such a model stores for a segment depends
-  on that segment's entries and on the entry that closes it alone, and the
-  new entries of an appended run follow its stored ones: the segments the
-  last build had closed keep their rows.
+  goodput_incremental_by_run(..., keeps_closed_segments_by=...), in place of
+  goodput_run_is_rebuilt(), which it includes: true for every segment of a
+  run recomputed whole, and for an appended run's segments from its final one
+  at the last build on (appends_after_segment_no). What such a model stores
+  for a segment depends on that segment's entries and on the entry that
+  closes it alone, and the new entries of an appended run follow its stored
+  ones: the segments the last build had closed keep their rows.
+  key_column (models configured with reopened_by): the row's key, whose row
+  of a closed segment is true too when the reopening model holds a row of an
+  appended entry under it.
 -#}
-{#- column and segment_column qualified by their relation's alias: the subquery has a run_id of its own -#}
-{% macro goodput_segment_is_rebuilt(column, segment_column) -%}
-  {%- if execute and not config.get('goodput_keeps_closed_segments_by') -%}
+{#- columns qualified by their relation's alias: the subqueries have a run_id of their own -#}
+{% macro goodput_segment_is_rebuilt(column, segment_column, key_column=none) -%}
+  {%- set reopened_by = config.get('goodput_reopened_by') -%}
+  {#- a unit test's config lacks the model's -#}
+  {%- if execute and model.resource_type != 'unit_test' and not config.get('goodput_keeps_closed_segments_by') -%}
     {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the segments to rebuild: configure it with "
         ~ "goodput_incremental_by_run(..., keeps_closed_segments_by=<its segment column>)") }}
   {%- endif -%}
+  {%- if execute and reopened_by and key_column is none -%}
+    {{ exceptions.raise_compiler_error(this.identifier ~ " is reopened by " ~ reopened_by.model
+        ~ ": goodput_segment_is_rebuilt needs its key column (" ~ reopened_by.key ~ ")") }}
+  {%- endif -%}
+  {#- called first, in every case: at parse time it declares the ref to runs_to_rebuild -#}
+  {%- set run_is_rebuilt = goodput_run_is_rebuilt(column) -%}
   {%- if model.resource_type == 'unit_test' or not goodput_builds_incrementally() -%}
     true
   {%- else -%}
-    {{ segment_column }} >= coalesce((
-        select appended.appends_after_segment_no
-        from {{ ref('int_goodput__runs_to_rebuild') }} as appended
-        where appended.run_id = {{ column }}
-            and appended.appends_after_seq is not null
-    ), 0)
+    {{ run_is_rebuilt }}
+    and ({{ segment_column }} >= coalesce((
+            select appended.appends_after_segment_no
+            from {{ ref('int_goodput__runs_to_rebuild') }} as appended
+            where appended.run_id = {{ column }}
+                and appended.appends_after_seq is not null
+        ), 0)
+      {%- if reopened_by %}
+        or exists (
+            select 1
+            from {{ ref(reopened_by.model) }} as reopening
+            inner join {{ ref('int_goodput__runs_to_rebuild') }} as appended
+                on appended.run_id = reopening.run_id
+            where reopening.run_id = {{ column }}
+                and reopening.{{ reopened_by.key }} = {{ key_column }}
+                and reopening.{{ reopened_by.entry }} > appended.appends_after_seq
+        )
+      {%- endif %})
   {%- endif -%}
 {%- endmacro %}
 
@@ -232,11 +264,11 @@
 -#}
 {% macro goodput_forget_rebuilt_runs() -%}
   {%- if goodput_builds_incrementally() and config.get('goodput_keeps_closed_segments_by') -%}
+    {%- set reopened_by = config.get('goodput_reopened_by') -%}
     delete from {{ this }} as stored
-    where {{ goodput_run_is_rebuilt('stored.run_id') }}
-        and {{ goodput_segment_is_rebuilt('stored.run_id',
-                                          'stored.' ~ config.get('goodput_keeps_closed_segments_by')) }}
-  {%- elif goodput_builds_incrementally() and config.get('goodput_appends') -%}
+    where {{ goodput_segment_is_rebuilt('stored.run_id', 'stored.' ~ config.get('goodput_keeps_closed_segments_by'),
+                                        'stored.' ~ reopened_by.key if reopened_by else none) }}
+  {%- elif goodput_builds_incrementally() and config.get('goodput_appends_by') -%}
     delete from {{ this }} as stored
     where {{ goodput_run_is_rebuilt('stored.run_id', part='whole') }}
         or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended') }}
@@ -259,11 +291,11 @@
 
 
 {#-
-  The runs whose new entries this build appends (models configured with
-  appends): run_id, appends_after_seq (the event_seq of the run's stored last
-  entry), that entry's appends_after_entry_at, appends_after_insert_id and
-  appends_after_segment_no (its segment; null if unknown). Empty in a build
-  from scratch and in unit tests.
+  The runs whose new entries this build appends (for the models that keep
+  an appended run's rows): run_id, appends_after_seq (the event_seq of the
+  run's stored last entry), that entry's appends_after_entry_at,
+  appends_after_insert_id and appends_after_segment_no (its segment; null if
+  unknown). Empty in a build from scratch and in unit tests.
 -#}
 {% macro goodput_appended_runs() -%}
   {%- if model.resource_type != 'unit_test' and goodput_builds_incrementally() -%}

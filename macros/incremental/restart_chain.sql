@@ -1,8 +1,10 @@
 {#
-  goodput_restart_chain(segment_starts, entries): the CTEs that follow every
-  run's restart chain r0 = 0, f(r0), f(f(r0)), ... through segment_starts
-  (run_id, segment_start_seq, next_restart_seq = f(segment_start_seq)),
-  ending in a CTE named chain (run_id, segment_no, segment_start_seq).
+  goodput_restart_chain(segment_starts, first_segments, entries): the CTEs
+  that follow every run's restart chain r0, f(r0), f(f(r0)), ... through
+  segment_starts (run_id, segment_start_seq, next_restart_seq =
+  f(segment_start_seq)), from first_segments (run_id, segment_no,
+  segment_start_seq: r0 and its number, one row per run), ending in a CTE
+  named chain (run_id, segment_no, segment_start_seq).
 
   DuckDB: pointer doubling. A recursive CTE re-reads every candidate at each
   step, restarts x candidates (40.8M rows for the 400 restarts of the L
@@ -18,11 +20,11 @@
   stops a recursion after 500 iterations unless its limit is raised).
 #}
 
-{% macro goodput_restart_chain(segment_starts, entries) -%}
-  {{ return(adapter.dispatch('goodput_restart_chain', 'goodput_warehouse')(segment_starts, entries)) }}
+{% macro goodput_restart_chain(segment_starts, first_segments, entries) -%}
+  {{ return(adapter.dispatch('goodput_restart_chain', 'goodput_warehouse')(segment_starts, first_segments, entries)) }}
 {%- endmacro %}
 
-{% macro default__goodput_restart_chain(segment_starts, entries) -%}
+{% macro default__goodput_restart_chain(segment_starts, first_segments, entries) -%}
 {%- set levels = goodput_doubling_levels(entries) -%}
 jumps_0 as (
 
@@ -47,9 +49,8 @@ jumps_{{ level }} as (
 
 chain_0 as (
 
-    select run_id, cast(0 as {{ dbt.type_bigint() }}) as segment_no, segment_start_seq
-    from {{ segment_starts }}
-    where segment_start_seq = 0
+    select run_id, segment_no, segment_start_seq
+    from {{ first_segments }}
 
 ),
 {%- for level in range(levels) %}
@@ -75,12 +76,18 @@ chain as (
 )
 {%- endmacro %}
 
-{% macro bigquery__goodput_restart_chain(segment_starts, entries) -%}
+{% macro bigquery__goodput_restart_chain(segment_starts, first_segments, entries) -%}
 chain as (
 
-    select run_id, cast(0 as {{ dbt.type_bigint() }}) as segment_no, segment_start_seq, next_restart_seq
-    from {{ segment_starts }}
-    where segment_start_seq = 0
+    select
+        first_segments.run_id,
+        first_segments.segment_no,
+        segment_starts.segment_start_seq,
+        segment_starts.next_restart_seq
+    from {{ first_segments }} as first_segments
+    inner join {{ segment_starts }} as segment_starts
+        on segment_starts.run_id = first_segments.run_id
+        and segment_starts.segment_start_seq = first_segments.segment_start_seq
 
     union all
 

@@ -14,7 +14,10 @@
   DuckDB, a window sweep on BigQuery), so the cost is a sort of breakpoints
   + points, not a join of one against the other.
   method='lookup' (a few points per run): each point finds its last
-  breakpoint by a join and a max, with no sort of the whole curve.
+  breakpoint by a join and a max, with no sort of the whole curve. Only the
+  breakpoints a point can land on take part: those from the run's first
+  point on, and each measure's last one before it (the latest windows of a
+  run of 80 days join 6 % of its curve: 2.4 s -> 1.2 s at L).
 #}
 
 {% macro goodput_measures_at(points, curves, method='sweep') -%}
@@ -42,6 +45,7 @@
 {#- The last breakpoint at or before each of a few points: a join and a max per
     point and measure, no sort of the whole curve. -#}
 {% macro goodput_lookup_breakpoints(points, curves) -%}
+    {%- set first_points = "(select run_id, min(at_offset) as at_offset from " ~ points ~ " group by run_id)" -%}
     select
         last_breakpoints.run_id,
         last_breakpoints.measure,
@@ -60,7 +64,22 @@
             max(case when curves.at_offset <= points.at_offset then curves.at_offset end)
                 as last_breakpoint_offset
         from {{ points }} as points
-        inner join {{ curves }} as curves
+        inner join (
+            select curves.run_id, curves.measure, curves.custom_badput_event_type, curves.at_offset
+            from {{ curves }} as curves
+            inner join {{ first_points }} as first_points
+                on first_points.run_id = curves.run_id
+            where curves.at_offset >= first_points.at_offset
+
+            union all
+
+            select curves.run_id, curves.measure, curves.custom_badput_event_type, max(curves.at_offset)
+            from {{ curves }} as curves
+            inner join {{ first_points }} as first_points
+                on first_points.run_id = curves.run_id
+            where curves.at_offset < first_points.at_offset
+            group by curves.run_id, curves.measure, curves.custom_badput_event_type
+        ) as curves
             on curves.run_id = points.run_id
         group by points.run_id, curves.measure, curves.custom_badput_event_type, points.at_offset
     ) as last_breakpoints

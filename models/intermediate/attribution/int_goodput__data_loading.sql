@@ -20,8 +20,7 @@ intervals as (
 
     select intervals.*
     from {{ ref('int_goodput__paired_intervals') }} as intervals
-    where {{ goodput_run_is_rebuilt('intervals.run_id') }}
-        and {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.end_segment_no') }}
+    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.end_segment_no') }}
         and intervals.interval_kind = 'data_loading'
 
 ),
@@ -30,8 +29,7 @@ restarts as (
 
     select restarts.*
     from {{ ref('int_goodput__segments') }} as restarts
-    where {{ goodput_run_is_rebuilt('restarts.run_id') }}
-        and {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
 
 ),
 

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries', appends=true)) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends_by='event_seq')) }}
 {{ goodput_check_incremental_state() }}
 {#
   The entries the library counts (severity INFO, job_name = run), numbered in

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries', appends='end_seq')) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends_by='end_seq')) }}
 {{ goodput_check_incremental_state() }}
 {#
   Start/end pairs as the library forms them, in entry order: an end pairs with

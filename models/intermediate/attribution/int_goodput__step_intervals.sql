@@ -20,8 +20,7 @@ entries as (
 
     select entries.*
     from {{ ref('int_goodput__entries_segmented') }} as entries
-    where {{ goodput_run_is_rebuilt('entries.run_id') }}
-        and {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no') }}
 
 ),
 
@@ -29,8 +28,7 @@ restarts as (
 
     select restarts.*
     from {{ ref('int_goodput__segments') }} as restarts
-    where {{ goodput_run_is_rebuilt('restarts.run_id') }}
-        and {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('restarts.run_id', 'restarts.segment_no') }}
 
 ),
 

@@ -1,28 +1,35 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run(
+    'new_entries', keeps_closed_segments_by='segment_no',
+    reopened_by={'model': 'int_goodput__custom_badput_in_steps', 'key': 'event_seq', 'entry': 'event_end_seq'})) }}
 {{ goodput_check_incremental_state() }}
 {#
   Each step interval's productive time: the raw interval minus the custom badput
   events inside it, floored at zero (productive intervals only).
+  An appended run keeps the intervals of the segments the last build had
+  closed (they stand, int_goodput__step_intervals), but for those a new custom
+  event lies in (int_goodput__custom_badput_in_steps adds its row there).
 #}
 
 with
 
 intervals as (
 
-    select * from {{ ref('int_goodput__step_intervals') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select intervals.*
+    from {{ ref('int_goodput__step_intervals') }} as intervals
+    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.segment_no', 'intervals.event_seq') }}
 
 ),
 
 custom_per_interval as (
 
     select
-        run_id,
-        event_seq,
-        sum(duration_seconds) as custom_badput_seconds
-    from {{ ref('int_goodput__custom_badput_in_steps') }}
-    where {{ goodput_run_is_rebuilt() }}
-    group by run_id, event_seq
+        custom_in_steps.run_id,
+        custom_in_steps.event_seq,
+        sum(custom_in_steps.duration_seconds) as custom_badput_seconds
+    from {{ ref('int_goodput__custom_badput_in_steps') }} as custom_in_steps
+    where {{ goodput_segment_is_rebuilt('custom_in_steps.run_id', 'custom_in_steps.segment_no',
+                                        'custom_in_steps.event_seq') }}
+    group by custom_in_steps.run_id, custom_in_steps.event_seq
 
 ),
 

@@ -196,15 +196,6 @@ stored as (
 
 ),
 
-final_segment_before as (
-
-    {#- the segment of the stored last entry of the run: the final one at the last build -#}
-    select run_id, appends_after_segment_no as segment_no
-    from appended_runs
-    where appends_after_segment_no is not null
-
-),
-
 stored_totals as (
 
     {#- the total of the last build: the last breakpoint of COUNTED -#}
@@ -222,7 +213,8 @@ cuts as (
         least(
             min(stored_totals.total_elapsed_seconds),
             min(kept.total_elapsed_seconds),
-            coalesce(min(case when kept.segment_no >= final_segment_before.segment_no then kept.start_offset end),
+            {#- the segment of the stored last entry: the final one at the last build -#}
+            coalesce(min(case when kept.segment_no >= appended_runs.appends_after_segment_no then kept.start_offset end),
                      min(kept.total_elapsed_seconds)),
             coalesce(min(case
                 when kept.unsqueezed_end_offset > least(stored_totals.total_elapsed_seconds, kept.total_elapsed_seconds)
@@ -232,8 +224,9 @@ cuts as (
     from kept
     inner join stored_totals
         on stored_totals.run_id = kept.run_id
-    inner join final_segment_before
-        on final_segment_before.run_id = kept.run_id
+    inner join appended_runs
+        on appended_runs.run_id = kept.run_id
+        and appended_runs.appends_after_segment_no is not null
     group by kept.run_id
 
 ),
