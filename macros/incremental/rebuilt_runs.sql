@@ -168,6 +168,10 @@
   {%- endif -%}
   {#- called first, in every case: at parse time it declares the ref to runs_to_rebuild -#}
   {%- set run_is_rebuilt = goodput_run_is_rebuilt(column) -%}
+  {#- config is empty at parse time, so the reopening model must be a ref of the model's own SQL; resolved in
+      every build (not only incremental ones), a model that lacks it fails its first build with dbt's
+      depends_on hint rather than its first appended one -#}
+  {%- set reopening_model = ref(reopened_by.model) if reopened_by else none -%}
   {%- if model.resource_type == 'unit_test' or not goodput_builds_incrementally() -%}
     true
   {%- else -%}
@@ -181,7 +185,7 @@
       {%- if reopened_by %}
         or exists (
             select 1
-            from {{ ref(reopened_by.model) }} as reopening
+            from {{ reopening_model }} as reopening
             inner join {{ ref('int_goodput__runs_to_rebuild') }} as appended
                 on appended.run_id = reopening.run_id
             where reopening.run_id = {{ column }}

@@ -311,6 +311,17 @@ curve_values as (
 
 ),
 
+curve_measures as (
+
+    -- a few rows per run: the anti-join below then hashes these, not every breakpoint (0.7 s at L)
+    select distinct
+        run_id,
+        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
+        custom_badput_event_type
+    from curves
+
+),
+
 without_curve as (
 
     -- measures with nothing located (or sanitised away): 0 in every window
@@ -326,10 +337,10 @@ without_curve as (
         on grid.run_id = run_measures.run_id
     where not exists (
         select 1
-        from curves
-        where curves.run_id = run_measures.run_id
-            and case when curves.measure = 'COUNTED' then 'OTHER' else curves.measure end = run_measures.measure
-            and curves.custom_badput_event_type = run_measures.custom_badput_event_type
+        from curve_measures
+        where curve_measures.run_id = run_measures.run_id
+            and curve_measures.measure = run_measures.measure
+            and curve_measures.custom_badput_event_type = run_measures.custom_badput_event_type
     )
 
 ),
