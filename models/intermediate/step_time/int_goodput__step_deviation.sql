@@ -12,10 +12,11 @@
     meaning in the order the steps were first timed;
   - the mean deviation, which the monitor's step-deviation worker writes to the
     performance metric (beside the ideal step time of its cumulative upload).
-  A table, incremental by run: its percentiles are windows over a whole run, so
+  A table, incremental by run: its percentiles are taken over a whole run, so
   a filter on the run cannot reach under them, and as a view every read by the
   marts computed every run's deviation (0.5 s of each hourly build at 50 runs,
-  growing with history).
+  growing with history). Each percentile is one row per run
+  (goodput_percentile_cont_by) joined back to the steps.
 #}
 
 {%- set configured_ideal = var('goodput_ideal_step_seconds', none) %}
@@ -31,34 +32,51 @@ step_times as (
 
 eligible as (
 
-    select
-        run_id,
-        step_seconds,
-        {{ goodput_percentile_cont_over('step_seconds', 0.5, 'run_id') }} as median_seconds
+    select run_id, step_seconds
     from step_times
     where step_seconds >= 1.0
+
+),
+
+medians as (
+
+    {{ goodput_percentile_cont_by('eligible', 'step_seconds', 0.5, 'run_id', 'median_seconds') }}
 
 ),
 
 spread as (
 
     select
-        eligible.*,
-        {{ goodput_percentile_cont_over('abs(step_seconds - median_seconds)', 0.5, 'run_id') }}
-            as median_absolute_deviation
+        eligible.run_id,
+        eligible.step_seconds,
+        medians.median_seconds,
+        abs(eligible.step_seconds - medians.median_seconds) as absolute_deviation
     from eligible
+    inner join medians
+        on medians.run_id = eligible.run_id
+
+),
+
+median_absolute_deviations as (
+
+    {{ goodput_percentile_cont_by('spread', 'absolute_deviation', 0.5, 'run_id', 'median_absolute_deviation') }}
 
 ),
 
 computed_ideal as (
 
     select
-        run_id,
+        spread.run_id,
         avg(
-            case when step_seconds <= median_seconds + 3 * median_absolute_deviation then step_seconds end
+            case
+                when spread.step_seconds <= spread.median_seconds + 3 * mads.median_absolute_deviation
+                    then spread.step_seconds
+            end
         ) as ideal_step_seconds
     from spread
-    group by run_id
+    inner join median_absolute_deviations as mads
+        on mads.run_id = spread.run_id
+    group by spread.run_id
 
 ),
 
@@ -89,8 +107,7 @@ deviations as (
         abs(step_times.step_seconds - ideal.ideal_step_seconds) as deviation_seconds,
         row_number() over (
             partition by step_times.run_id order by step_times.first_timed_seq desc
-        ) as recency_rank,
-        count(*) over (partition by step_times.run_id) as timed_steps
+        ) as recency_rank
     from step_times
     inner join ideal
         on ideal.run_id = step_times.run_id
@@ -98,18 +115,58 @@ deviations as (
 
 ),
 
+recent_deviations as (
+
+    select run_id, deviation_seconds from deviations where recency_rank <= 100
+
+),
+
+baseline_deviations as (
+
+    select run_id, deviation_seconds from deviations where recency_rank > 100 and recency_rank <= 1100
+
+),
+
+recent_p90 as (
+
+    {{ goodput_percentile_cont_by('recent_deviations', 'deviation_seconds', 0.9, 'run_id',
+                                  'recent_p90_deviation_seconds') }}
+
+),
+
+baseline_median as (
+
+    {{ goodput_percentile_cont_by('baseline_deviations', 'deviation_seconds', 0.5, 'run_id',
+                                  'baseline_median_deviation_seconds') }}
+
+),
+
+run_deviations as (
+
+    select
+        deviations.run_id,
+        count(*) as timed_steps,
+        avg(deviations.deviation_seconds) as mean_deviation_seconds
+    from deviations
+    group by deviations.run_id
+
+),
+
 windowed as (
 
     select
         deviations.*,
-        avg(deviation_seconds) over (partition by run_id) as mean_deviation_seconds,
-        {{ goodput_percentile_cont_over(
-            'case when recency_rank <= 100 then deviation_seconds end', 0.9, 'run_id') }}
-            as recent_p90_deviation_seconds,
-        {{ goodput_percentile_cont_over(
-            'case when recency_rank > 100 and recency_rank <= 1100 then deviation_seconds end', 0.5, 'run_id') }}
-            as baseline_median_deviation_seconds
+        run_deviations.timed_steps,
+        run_deviations.mean_deviation_seconds,
+        recent_p90.recent_p90_deviation_seconds,
+        baseline_median.baseline_median_deviation_seconds
     from deviations
+    inner join run_deviations
+        on run_deviations.run_id = deviations.run_id
+    left join recent_p90
+        on recent_p90.run_id = deviations.run_id
+    left join baseline_median
+        on baseline_median.run_id = deviations.run_id
 
 )
 
