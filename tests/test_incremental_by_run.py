@@ -240,8 +240,8 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     """A running run whose new entries follow its stored ones keeps its per-entry rows (a mark on its first
     entry survives) and its per-segment rows of the segments closed before (marks on segment 0 survive), and
     numbers the new entries on, into a restart; a custom event logged late, timed inside a closed step, is
-    paired with that step alone. A late entry that sorts among the stored ones renumbers the run whole.
-    Both equal a build from scratch."""
+    paired with that step alone, and a late record of a closed segment's checkpoint moves its average. A late
+    entry that sorts among the stored ones renumbers the run whole. Both equal a build from scratch."""
     running = RunSpec(name="running", start=START.timestamp(), steps=600, restarts=2, finished=False,
                       eval_every=100)
     entries = list(log_entries(running, "proj"))
@@ -271,6 +271,11 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
                                          f"order by {key} limit 1", [run_id]).fetchall()
         segment_marks[table] = (row_key, value)
         con.execute(f"update {table} set {column} = ? where run_id = ? and {key} = ?", [mark, run_id, row_key])
+    # a located amount of segment 0 (its component is read by no model): kept
+    [(kept_step,)] = con.execute("select min(source_seq) from int_goodput__timeline_amounts where run_id = ? "
+                                 "and segment_no = 0 and component = 'step interval'", [run_id]).fetchall()
+    con.execute("update int_goodput__timeline_amounts set component = 'kept' where run_id = ? and source_seq = ? "
+                "and component = 'step interval'", [run_id, kept_step])
     # a custom event logged late, timed inside a productive step of segment 0: that closed step loses it
     [(inside_start, inside_end)] = con.execute(
         "select start_epoch, end_epoch from int_goodput__step_intervals where run_id = ? and segment_no = 0 "
@@ -279,7 +284,10 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     logged_late = custom_event(next(e for e in entries if "custom_badput_event_start_time" in e["jsonPayload"]),
                                max(at(e) for e in rest), inside_start + 0.2 * (inside_end - inside_start),
                                inside_start + 0.6 * (inside_end - inside_start))
-    rest = rest + logged_late
+    # and another host's record of a segment-0 save, landing now: that checkpoint's average moves
+    save = next(e for e in first if e["jsonPayload"].get("event_type") == "save")
+    late_record = late_copy(save, max(at(e) for e in rest) + dt.timedelta(seconds=2), "late-after")
+    rest = rest + logged_late + [late_record]
 
     as_of = max(at(e) for e in rest) + dt.timedelta(minutes=1)
     run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "rest.ndjson", rest))
@@ -291,10 +299,15 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     for table, (column, mark, _, key, _) in SEGMENT_MARKS.items():
         assert query(db, f"select {column} from {table} where run_id = ? and {key} = ?",
                      [run_id, segment_marks[table][0]]) == [(mark,)], table
+    assert query(db, "select source_seq from int_goodput__timeline_amounts where run_id = ? and component = 'kept'",
+                 [run_id]) == [(kept_step,)]
     # the late custom event was paired with that closed step alone, which was recomputed
     assert query(db, "select segment_no, event_end_seq > ? from int_goodput__custom_badput_in_steps "
                      "where run_id = ? and start_epoch >= ? and end_epoch <= ?",
                  [stored_last, run_id, inside_start, inside_end]) == [(0, True)]
+    assert query(db, "select measure from int_goodput__timeline_amounts where run_id = ? and segment_no = 0 "
+                     "and component = 'custom event in step' and event_end_seq > ? order by measure",
+                 [run_id, stored_last]) == [("CUSTOM_BADPUT_EVENTS",), ("PRODUCTIVE",)]
     # the appended entries went on into the next segment
     assert query(db, "select min(event_seq) > ?, count(*) from int_goodput__entries_segmented "
                      "where run_id = ? and is_restart and segment_no = 2", [stored_last, run_id]) == [(True, 1)]
@@ -306,6 +319,8 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
         row_key, value = segment_marks[table]
         for holder in (table, *copies):
             con.execute(f"update {holder} set {column} = ? where run_id = ? and {key} = ?", [value, run_id, row_key])
+    con.execute("update int_goodput__timeline_amounts set component = 'step interval' where run_id = ? "
+                "and component = 'kept'", [run_id])
     con.close()
     scratch = tmp_path / "scratch.duckdb"
     run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest))
@@ -314,7 +329,6 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
         assert_same_table(table_rows(db, table), table_rows(scratch, table), f"appended: {table}")
 
     # a late record of a checkpoint, timed among the stored entries: the run is numbered again, whole
-    save = next(e for e in first if e["jsonPayload"].get("event_type") == "save")
     late = late_copy(save, at(save) + dt.timedelta(milliseconds=1), "late-among")
     run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "late.ndjson", [late]))
     as_of = as_of + dt.timedelta(minutes=5)

@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(8) }}
+  {{ return(9) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

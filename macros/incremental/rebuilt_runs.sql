@@ -54,13 +54,18 @@
   model whose row of a closed segment also depends on another model's rows
   under the same key (model.key), each of an entry (model.entry): such a row
   is recomputed when that model holds one of an appended entry (after the
-  run's stored last entry) under its key.
+  run's stored last entry) under its key. column: the model's own column
+  holding that key, when it is not named key too.
+  always_rebuilt_by (with keeps_closed_segments_by): a boolean column, true
+  on the rows that depend on more than their segment and key (an average over
+  the run, a segment's total): those of a closed segment are recomputed too.
   replaces_tails_by: a column that orders a run's rows (an offset on its
   time axis), for a model whose select may recompute an appended run from a
   point on and keep its stored rows before it (macros/incremental/run_tails.sql).
 -#}
 {% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends_by=none,
-                                    keeps_closed_segments_by=none, reopened_by=none, replaces_tails_by=none) -%}
+                                    keeps_closed_segments_by=none, reopened_by=none, always_rebuilt_by=none,
+                                    replaces_tails_by=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
@@ -73,9 +78,14 @@
                                        ~ "new entries, and keyed by segment rather than appended by entry") }}
   {%- endif -%}
   {%- if reopened_by is not none and (keeps_closed_segments_by is none
-                                      or reopened_by.keys() | sort | list != ['entry', 'key', 'model']) -%}
-    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: reopened_by is {model, key, entry}, "
+                                      or (reopened_by.keys() | sort | list) not in (['entry', 'key', 'model'],
+                                                                               ['column', 'entry', 'key', 'model'])) -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: reopened_by is {model, key, entry[, column]}, "
                                        ~ "for a model configured with keeps_closed_segments_by") }}
+  {%- endif -%}
+  {%- if always_rebuilt_by is not none and keeps_closed_segments_by is none -%}
+    {{ exceptions.raise_compiler_error("goodput_incremental_by_run: always_rebuilt_by is for a model configured with "
+                                       ~ "keeps_closed_segments_by") }}
   {%- endif -%}
   {%- if replaces_tails_by is not none and rebuilt_when != 'evaluated' -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: replaces_tails_by is for models rebuilt when evaluated") }}
@@ -92,6 +102,7 @@
       'goodput_appends_by': appends_by,
       'goodput_keeps_closed_segments_by': keeps_closed_segments_by,
       'goodput_reopened_by': reopened_by,
+      'goodput_always_rebuilt_by': always_rebuilt_by,
       'pre_hook': ["{{ goodput_forget_rebuilt_runs() }}"],
       'post_hook': goodput_incremental_state_hooks(),
   }) }}
@@ -158,9 +169,14 @@
   ask the same. Matched within the run, the correlated subquery cost 0.4 s
   for every million rows it filtered (DuckDB joins each distinct run and
   key); uncorrelated, it is a hash join against a few hundred keys.
+  always_column (models configured with always_rebuilt_by): the row's flag,
+  true for a row recomputed with its run in any segment. The pre-hook and the
+  model's final filter pass it; filters on the model's inputs, which lack the
+  flag, leave it out, so the rows it flags must be computed from inputs read
+  whole.
 -#}
 {#- columns qualified by their relation's alias: the subqueries have a run_id of their own -#}
-{% macro goodput_segment_is_rebuilt(column, segment_column, key_column=none) -%}
+{% macro goodput_segment_is_rebuilt(column, segment_column, key_column=none, always_column=none) -%}
   {%- set reopened_by = config.get('goodput_reopened_by') -%}
   {#- a unit test's config lacks the model's -#}
   {%- if execute and model.resource_type != 'unit_test' and not config.get('goodput_keeps_closed_segments_by') -%}
@@ -195,6 +211,9 @@
                 on appended.run_id = reopening.run_id
             where reopening.{{ reopened_by.entry }} > appended.appends_after_seq
         )
+      {%- endif %}
+      {%- if always_column is not none %}
+        or {{ always_column }}
       {%- endif %})
   {%- endif -%}
 {%- endmacro %}
@@ -272,9 +291,11 @@
 {% macro goodput_forget_rebuilt_runs() -%}
   {%- if goodput_builds_incrementally() and config.get('goodput_keeps_closed_segments_by') -%}
     {%- set reopened_by = config.get('goodput_reopened_by') -%}
+    {%- set always_rebuilt_by = config.get('goodput_always_rebuilt_by') -%}
     delete from {{ this }} as stored
     where {{ goodput_segment_is_rebuilt('stored.run_id', 'stored.' ~ config.get('goodput_keeps_closed_segments_by'),
-                                        'stored.' ~ reopened_by.key if reopened_by else none) }}
+                                        'stored.' ~ reopened_by.get('column', reopened_by.key) if reopened_by else none,
+                                        'stored.' ~ always_rebuilt_by if always_rebuilt_by else none) }}
   {%- elif goodput_builds_incrementally() and config.get('goodput_appends_by') -%}
     delete from {{ this }} as stored
     where {{ goodput_run_is_rebuilt('stored.run_id', part='whole') }}

@@ -152,7 +152,7 @@ run_deviations as (
 
 ),
 
-windowed as (
+steps_with_run_figures as (
 
     select
         deviations.*,
@@ -185,5 +185,5 @@ select
         when timed_steps < 1100 then recent_p90_deviation_seconds
         else recent_p90_deviation_seconds - baseline_median_deviation_seconds
     end as step_time_deviation_seconds
-from windowed
+from steps_with_run_figures
 {{ goodput_rows_by_run() }}

@@ -58,7 +58,8 @@ day_points as (
 
 day_at_points as (
 
-    {{ goodput_measures_at('day_points', 'curves', method='sweep') }}
+    {#- the first day starts at each run's origin -#}
+    {{ goodput_measures_at('day_points', 'curves', method='sweep', points_cover_runs=true) }}
 
 ),
 

@@ -316,7 +316,7 @@ curve_measures as (
     -- a few rows per run: the anti-join below then hashes these, not every breakpoint (0.7 s at L)
     select distinct
         run_id,
-        case when measure = 'COUNTED' then 'OTHER' else measure end as measure,
+        {{ goodput_reported_measure('measure') }} as measure,
         custom_badput_event_type
     from curves
 

@@ -1,4 +1,8 @@
-{{ config(**goodput_incremental_by_run('new_entries')) }}
+{{ config(**goodput_incremental_by_run(
+    'new_entries', keeps_closed_segments_by='segment_no',
+    reopened_by={'model': 'int_goodput__custom_badput_in_steps', 'key': 'event_seq', 'entry': 'event_end_seq',
+                 'column': 'source_seq'},
+    always_rebuilt_by='depends_on_whole_run')) }}
 {{ goodput_check_incremental_state() }}
 {#
   Every amount of the cumulative attribution, located on the time axis: one
@@ -27,21 +31,42 @@
     accelerator init and training prep a re-initialisation overlaps taken back
     over each overlap (scaled down where the overlaps exceed the bucket, as the
     library never lets it go below 0).
+  An appended run keeps the amounts of the segments the last build had closed
+  (each is placed by its segment's entries, or by a pair or restart stored
+  with it), but for a closed step a new custom event lies in (its step, custom
+  and floor rows, as int_goodput__step_productive_time) and the rows flagged
+  depends_on_whole_run, recomputed with the run: a checkpoint's average over
+  its records (a late record moves it), a segment's program startup (the mean
+  of its steps moves with a late custom event in any of them), and the
+  re-initialisation overlaps (scaled by the run's totals).
 #}
 
 with
 
 productive_time as (
 
+    select productive_time.*
+    from {{ ref('int_goodput__step_productive_time') }} as productive_time
+    where {{ goodput_segment_is_rebuilt('productive_time.run_id', 'productive_time.segment_no',
+                                        'productive_time.event_seq') }}
+
+),
+
+first_step_time as (
+
     select * from {{ ref('int_goodput__step_productive_time') }}
     where {{ goodput_run_is_rebuilt() }}
+        and is_first_step
+        and interval_class = 'productive'
 
 ),
 
 custom_in_steps as (
 
-    select * from {{ ref('int_goodput__custom_badput_in_steps') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select custom_in_steps.*
+    from {{ ref('int_goodput__custom_badput_in_steps') }} as custom_in_steps
+    where {{ goodput_segment_is_rebuilt('custom_in_steps.run_id', 'custom_in_steps.segment_no',
+                                        'custom_in_steps.event_seq') }}
 
 ),
 
@@ -77,8 +102,10 @@ elastic_paired as (
 
 data_loading as (
 
-    select * from {{ ref('int_goodput__data_loading') }}
-    where {{ goodput_run_is_rebuilt() }}
+    select data_loading.*
+    from {{ ref('int_goodput__data_loading') }} as data_loading
+    where {{ goodput_segment_is_rebuilt('data_loading.run_id', 'data_loading.end_segment_no',
+                                        'data_loading.end_seq') }}
 
 ),
 
@@ -111,7 +138,7 @@ entries as (
     amount is placed by: a step entry, the end of a pair, a restart; null for
     the one last-step amount of a run), event_end_seq (custom events: the
     event's end entry, as one event can sit in two overlapping intervals),
-    start_epoch, end_epoch, amount. -#}
+    start_epoch, end_epoch, amount, depends_on_whole_run. -#}
 
 step_amounts as (
 
@@ -125,7 +152,8 @@ step_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        raw_seconds as amount
+        raw_seconds as amount,
+        false as depends_on_whole_run
     from productive_time
     where interval_class = 'productive'
 
@@ -141,7 +169,8 @@ step_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        custom_badput_seconds - raw_seconds as amount
+        custom_badput_seconds - raw_seconds as amount,
+        false as depends_on_whole_run
     from productive_time
     where interval_class = 'productive' and custom_badput_seconds > raw_seconds
 
@@ -157,7 +186,8 @@ step_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        raw_seconds as amount
+        raw_seconds as amount,
+        false as depends_on_whole_run
     from productive_time
     where interval_class = 'wasted'
 
@@ -181,7 +211,8 @@ custom_amounts as (
         case
             when sides.measure = 'PRODUCTIVE' then -custom_in_steps.duration_seconds
             else custom_in_steps.duration_seconds
-        end as amount
+        end as amount,
+        false as depends_on_whole_run
     from custom_in_steps
     cross join (
         select 'PRODUCTIVE' as measure
@@ -194,20 +225,18 @@ custom_amounts as (
 first_steps as (
 
     select
-        productive_time.run_id,
-        productive_time.segment_no,
-        productive_time.event_seq,
-        productive_time.start_epoch,
-        productive_time.end_epoch,
-        segments.program_startup_seconds * productive_time.adjusted_seconds / segments.first_step_seconds
+        first_step_time.run_id,
+        first_step_time.segment_no,
+        first_step_time.event_seq,
+        first_step_time.start_epoch,
+        first_step_time.end_epoch,
+        segments.program_startup_seconds * first_step_time.adjusted_seconds / segments.first_step_seconds
             as startup_seconds
-    from productive_time
+    from first_step_time
     inner join segments
-        on segments.run_id = productive_time.run_id
-        and segments.segment_no = productive_time.segment_no
-    where productive_time.interval_class = 'productive'
-        and productive_time.is_first_step
-        and segments.program_startup_seconds > 0
+        on segments.run_id = first_step_time.run_id
+        and segments.segment_no = first_step_time.segment_no
+    where segments.program_startup_seconds > 0
 
 ),
 
@@ -226,7 +255,8 @@ startup_amounts as (
         case
             when sides.measure = 'PRODUCTIVE' then -first_steps.startup_seconds
             else first_steps.startup_seconds
-        end as amount
+        end as amount,
+        true as depends_on_whole_run
     from first_steps
     cross join (
         select 'PRODUCTIVE' as measure
@@ -248,7 +278,8 @@ last_step_amounts as (
         {{ no_seq }} as event_end_seq,
         segments.max_step_start_epoch as start_epoch,
         totals.last_job_end_epoch as end_epoch,
-        totals.last_job_end_epoch - segments.max_step_start_epoch as amount
+        totals.last_job_end_epoch - segments.max_step_start_epoch as amount,
+        false as depends_on_whole_run
     from totals
     inner join segments
         on segments.run_id = totals.run_id
@@ -294,7 +325,8 @@ checkpoint_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         start_epoch + mean_duration_seconds as end_epoch,
-        mean_duration_seconds as amount
+        mean_duration_seconds as amount,
+        true as depends_on_whole_run
     from checkpoint_located
 
     union all
@@ -309,7 +341,8 @@ checkpoint_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         start_epoch + mean_duration_seconds as end_epoch,
-        -mean_duration_seconds as amount
+        -mean_duration_seconds as amount,
+        true as depends_on_whole_run
     from checkpoint_located
     where operation = 'save' and run_has_steps
 
@@ -330,7 +363,8 @@ interval_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds as amount
+        duration_seconds as amount,
+        false as depends_on_whole_run
     from paired
 
     union all
@@ -345,7 +379,8 @@ interval_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds * sync_count as amount
+        duration_seconds * sync_count as amount,
+        false as depends_on_whole_run
     from data_loading
     where sync_count > 0
 
@@ -361,7 +396,8 @@ interval_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds * (1 - sync_count) as amount
+        duration_seconds * (1 - sync_count) as amount,
+        false as depends_on_whole_run
     from data_loading
     where sync_count != 1
 
@@ -424,7 +460,8 @@ elastic_amounts as (
         {{ no_seq }} as event_end_seq,
         start_epoch,
         end_epoch,
-        duration_seconds as amount
+        duration_seconds as amount,
+        false as depends_on_whole_run
     from elastic_paired
 
     union all
@@ -442,7 +479,8 @@ elastic_amounts as (
         reinit_overlaps.reinit_end_seq as event_end_seq,
         reinit_overlaps.start_epoch,
         reinit_overlaps.end_epoch,
-        -reinit_overlaps.overlap_seconds * reinit_overlap_scale.scale as amount
+        -reinit_overlaps.overlap_seconds * reinit_overlap_scale.scale as amount,
+        true as depends_on_whole_run
     from reinit_overlaps
     inner join reinit_overlap_scale
         on reinit_overlap_scale.run_id = reinit_overlaps.run_id
@@ -462,7 +500,8 @@ disruption_amounts as (
         {{ no_seq }} as event_end_seq,
         last_step_start_epoch as start_epoch,
         restart_job_start_epoch as end_epoch,
-        infrastructure_recovery_seconds as amount
+        infrastructure_recovery_seconds as amount,
+        false as depends_on_whole_run
     from disruptions
     where infrastructure_recovery_seconds > 0
 
@@ -478,7 +517,8 @@ disruption_amounts as (
         {{ no_seq }} as event_end_seq,
         resume_start_epoch as start_epoch,
         resume_start_epoch as end_epoch,
-        1 as amount
+        1 as amount,
+        false as depends_on_whole_run
     from disruptions
 
 ),
@@ -515,9 +555,12 @@ final as (
         event_end_seq,
         least(start_epoch, end_epoch) as start_epoch,
         greatest(start_epoch, end_epoch) as end_epoch,
-        amount
-    from unioned
+        amount,
+        depends_on_whole_run
+    from unioned as amounts
     where amount != 0
+        and {{ goodput_segment_is_rebuilt('amounts.run_id', 'amounts.segment_no', 'amounts.source_seq',
+                                          'amounts.depends_on_whole_run') }}
 
 )
 
