@@ -217,7 +217,10 @@
                 slope_after,
                 next_future_min
             from {{ goodput_breakpoints_for(points, curves, points_cover_runs) }} as reachable
+            {%- if points_cover_runs %}
+            {#- the whole curves: only the points' runs (the reachable ones are already) #}
             where run_id in (select run_id from {{ points }})
+            {%- endif %}
 
             union all
 
