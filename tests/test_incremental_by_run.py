@@ -458,3 +458,39 @@ def test_a_running_run_keeps_its_curve_before_the_final_segment_unless_that_head
     assert land_build_and_compare("late-save", [late], last + dt.timedelta(minutes=50)) == 0
     assert query(db, "select max(value_at) from int_goodput__timeline_curves "
                      "where measure = 'UNPRODUCTIVE_CHECKPOINT_SAVE_TIME'") != stored_saves
+
+
+def test_a_late_slice_count_record_moves_the_slice_efficiency_of_the_windows_after_it(tmp_path):
+    """A slice-count record logged after the stored entries (the run appends) but timed in a closed segment
+    moves no located amount, yet changes the slice efficiencies of every rolling window after its time: those
+    windows are recomputed (found by a randomized test: they kept their old efficiencies)."""
+    elastic = RunSpec(name="el", start=START.timestamp(), steps=300, restarts=1, finished=False, eval_every=100,
+                      checkpoint_every=70, elastic_slices=3)
+    entries = list(log_entries(elastic, "proj"))
+    run_id = "proj/el"
+    cut = [at(e) for e in entries if "job_start_time" in e["jsonPayload"]][1] + dt.timedelta(minutes=3)
+    first = [e for e in entries if at(e) <= cut]
+    db = tmp_path / "w.duckdb"
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "first.ndjson", first))
+    dbt_build(db, cut + dt.timedelta(minutes=1), *ROLLING)
+    window = ("select stepping_slice_efficiency from fct_goodput_rolling where run_id = ? and window_seconds = 3600 "
+              "order by window_end_epoch limit 1 offset 1")
+    before = query(db, window, [run_id])
+
+    late = json.loads(json.dumps(next(e for e in entries if "elastic_slice_counts_timestamp" in e["jsonPayload"])))
+    late["insertId"] = "late-counts"
+    late["timestamp"] = (cut + dt.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    late["jsonPayload"].update({"active_slices": 1, "available_slices": 2,
+                                "elastic_slice_counts_timestamp": START.timestamp() + 200.0})
+    as_of = cut + dt.timedelta(minutes=2)
+    run_cli("load", "--duckdb", db, write_ndjson(tmp_path / "late.ndjson", [late]))
+    dbt_build(db, as_of, *ROLLING)
+    assert query(db, "select appends_after_seq is not null from int_goodput__runs_to_rebuild where run_id = ?",
+                 [run_id]) == [(True,)]
+    assert query(db, window, [run_id]) != before  # the early window's efficiency moved
+
+    scratch = tmp_path / "scratch.duckdb"
+    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + [late]))
+    dbt_build(scratch, as_of, *ROLLING)
+    for table in per_run_tables(scratch):
+        assert_same_table(table_rows(db, table), table_rows(scratch, table), table)

@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(9) }}
+  {{ return(10) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

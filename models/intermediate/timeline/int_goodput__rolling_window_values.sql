@@ -23,14 +23,15 @@
   and, per run, the window ends from where its located amounts can have moved:
   the earliest amount of the segment that was final at the last build (a
   restart reclassifies only the segment it closes; program startup and data
-  loading of that segment move with it; only new entries move amounts) or the
-  last stored window end, whichever is earlier. Rows before that are kept after a
+  loading of that segment move with it; only new entries move amounts), the
+  earliest new slice-count record (an elastic run's slice efficiencies in
+  fct_goodput_rolling) or the last stored window end, whichever is earliest. Rows before that are kept after a
   check: the recomputed cumulative value of every measure at that point must
   equal the stored one (it catches checkpoint averages, sanitising and OTHER
   moving earlier amounts); when it does not, the whole run is recomputed.
 #}
 
--- depends_on: {{ ref('int_goodput__timeline_amounts') }}
+-- depends_on: {{ ref('int_goodput__timeline_amounts') }}, {{ ref('int_goodput__entries_ordered') }}
 {% set grid = var('rolling_grid_seconds') | int %}
 {% set windows = var('rolling_windows_seconds') %}
 
@@ -105,6 +106,25 @@ moved as (
 
 ),
 
+new_slice_counts as (
+
+    {#- a slice-count record is no amount, so the check below cannot see one, but it moves the slice
+        efficiencies of every window after its time (fct_goodput_rolling recomputes the windows this
+        model recomputes): the new ones are those after an appended run's stored last entry, and every
+        record of a run recomputed whole -#}
+    select
+        records.run_id,
+        min(records.elastic_slice_counts_epoch) as first_record_epoch
+    from {{ ref('int_goodput__entries_ordered') }} as records
+    left join {{ goodput_appended_runs() }} as appended_runs
+        on appended_runs.run_id = records.run_id
+    where {{ goodput_rebuilt_runs_predicate('records.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
+        and records.elastic_slice_counts_epoch is not null
+        and (appended_runs.appends_after_seq is null or records.event_seq > appended_runs.appends_after_seq)
+    group by records.run_id
+
+),
+
 candidates as (
 
     select
@@ -115,6 +135,7 @@ candidates as (
                 floor(
                     least(
                         coalesce(moved.first_start_epoch, previous.previous_last_end_epoch),
+                        coalesce(new_slice_counts.first_record_epoch, previous.previous_last_end_epoch),
                         previous.previous_last_end_epoch - {{ grid }}
                     ) / {{ grid }}
                 ) as {{ dbt.type_bigint() }}
@@ -126,6 +147,8 @@ candidates as (
         on previous.run_id = runs.run_id
     left join moved
         on moved.run_id = runs.run_id
+    left join new_slice_counts
+        on new_slice_counts.run_id = runs.run_id
 
 ),
 
