@@ -52,6 +52,22 @@ def assert_same_table(got: list[tuple], want: list[tuple], table: str) -> None:
     assert difference is None, f"{table} against a build from scratch: {difference}"
 
 
+def assert_equals_a_build_from_scratch(db: Path, entries: list[dict[str, Any]] | Path, as_of: dt.datetime,
+                                       scratch: Path, label: str = "") -> list[str]:
+    """Loads the same entries (a list, or a file already written) into the new warehouse `scratch`, builds
+    it at the same evaluation time, and asserts that db holds the same tables, each row for row: the
+    promise of every incremental build. Returns the tables compared."""
+    if not isinstance(entries, Path):
+        entries = write_ndjson(scratch.with_suffix(".ndjson"), entries)
+    run_cli("load", "--duckdb", scratch, entries)
+    dbt_build(scratch, as_of, *ROLLING)
+    tables = per_run_tables(scratch)
+    assert per_run_tables(db) == tables
+    for table in tables:
+        assert_same_table(table_rows(db, table), table_rows(scratch, table), f"{label}{table}")
+    return tables
+
+
 def at(entry: dict[str, Any]) -> dt.datetime:
     return dt.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
 
@@ -107,13 +123,8 @@ def test_incremental_builds_equal_builds_from_scratch_on_a_growing_fleet(tmp_pat
         dbt_build(incremental, as_of, *ROLLING)
 
         scratch = tmp_path / f"scratch-{round_no}.duckdb"
-        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{round_no}.ndjson", landed))
-        dbt_build(scratch, as_of, *ROLLING)
-        tables = per_run_tables(scratch)
-        assert per_run_tables(incremental) == tables
+        tables = assert_equals_a_build_from_scratch(incremental, landed, as_of, scratch, f"round {round_no}: ")
         assert len(tables) >= 25
-        for table in tables:
-            assert_same_table(table_rows(incremental, table), table_rows(scratch, table), f"round {round_no}: {table}")
         # it recomputed the runs with new entries and those without a job end at the last build, no other
         if round_no:
             rebuilt = dict(query(incremental, "select run_id, has_new_entries from int_goodput__runs_to_rebuild"))
@@ -164,11 +175,7 @@ def test_an_untouched_run_keeps_its_rows_and_a_late_entry_makes_it_dirty_again(t
 
     # the marks are gone with the rebuild, and everything equals a build from scratch (the running run was
     # recomputed for the evaluation time alone)
-    scratch = tmp_path / "scratch.duckdb"
-    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest + [late]))
-    dbt_build(scratch, as_of, *ROLLING)
-    for table in per_run_tables(scratch):
-        assert_same_table(table_rows(db, table), table_rows(scratch, table), table)
+    assert_equals_a_build_from_scratch(db, first + rest + [late], as_of, tmp_path / "scratch.duckdb")
 
 
 def small_fleet(tmp_path: Path) -> tuple[Path, dict[str, list[dict[str, Any]]], dt.datetime]:
@@ -198,11 +205,7 @@ def test_a_build_that_did_not_complete_is_redone_by_the_next(tmp_path):
     final = as_of + dt.timedelta(minutes=40)
     dbt_build(db, final, *ROLLING)
     assert query(db, "select count(*) from int_goodput__run_totals") == [(2,)]
-    scratch = tmp_path / "scratch.duckdb"
-    run_cli("load", "--duckdb", scratch, tmp_path / "all.ndjson")
-    dbt_build(scratch, final, *ROLLING)
-    for table in per_run_tables(scratch):
-        assert_same_table(table_rows(db, table), table_rows(scratch, table), table)
+    assert_equals_a_build_from_scratch(db, tmp_path / "all.ndjson", final, tmp_path / "scratch.duckdb")
 
 
 def test_a_failure_found_over_every_row_is_not_cleared_by_tests_of_rebuilt_runs(tmp_path):
@@ -322,11 +325,7 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     con.execute("update int_goodput__timeline_amounts set component = 'step interval' where run_id = ? "
                 "and component = 'kept'", [run_id])
     con.close()
-    scratch = tmp_path / "scratch.duckdb"
-    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + rest))
-    dbt_build(scratch, as_of, *ROLLING)
-    for table in per_run_tables(scratch):
-        assert_same_table(table_rows(db, table), table_rows(scratch, table), f"appended: {table}")
+    assert_equals_a_build_from_scratch(db, first + rest, as_of, tmp_path / "scratch.duckdb", "appended: ")
 
     # a late record of a checkpoint, timed among the stored entries: the run is numbered again, whole
     late = late_copy(save, at(save) + dt.timedelta(milliseconds=1), "late-among")
@@ -335,11 +334,8 @@ def test_entries_after_the_stored_ones_are_appended_and_a_late_one_among_them_re
     dbt_build(db, as_of, *ROLLING)
     assert query(db, "select has_new_entries, appends_after_seq from int_goodput__runs_to_rebuild "
                      "where run_id = ?", [run_id]) == [(True, None)]
-    scratch = tmp_path / "scratch-late.duckdb"
-    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all-late.ndjson", first + rest + [late]))
-    dbt_build(scratch, as_of, *ROLLING)
-    for table in per_run_tables(scratch):
-        assert_same_table(table_rows(db, table), table_rows(scratch, table), f"late among: {table}")
+    assert_equals_a_build_from_scratch(db, first + rest + [late], as_of, tmp_path / "scratch-late.duckdb",
+                                       "late among: ")
 
 
 def test_after_a_build_of_some_models_alone_nothing_appends_until_a_complete_build(tmp_path):
@@ -360,14 +356,6 @@ def test_after_a_build_of_some_models_alone_nothing_appends_until_a_complete_bui
         dbt_build(db, as_of, *ROLLING, *extra)
         return as_of
 
-    def equals_a_build_from_scratch(i: int, as_of: dt.datetime) -> None:
-        scratch = tmp_path / f"scratch-{i}.duckdb"
-        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{i}.ndjson",
-                                                          [e for part in parts[:i + 1] for e in part]))
-        dbt_build(scratch, as_of, *ROLLING)
-        for table in per_run_tables(scratch):
-            assert_same_table(table_rows(db, table), table_rows(scratch, table), f"part {i}: {table}")
-
     def appends_after() -> Any:
         [(seq,)] = query(db, "select appends_after_seq from int_goodput__runs_to_rebuild where run_id = 'proj/running'")
         return seq
@@ -376,10 +364,12 @@ def test_after_a_build_of_some_models_alone_nothing_appends_until_a_complete_bui
     land_and_build(1, "--", "--select", "int_goodput__entries_ordered")
     as_of = land_and_build(2)
     assert appends_after() is None
-    equals_a_build_from_scratch(2, as_of)
+    assert_equals_a_build_from_scratch(db, [e for part in parts[:3] for e in part], as_of,
+                                       tmp_path / "scratch-2.duckdb", "part 2: ")
     as_of = land_and_build(3)
     assert appends_after() is not None
-    equals_a_build_from_scratch(3, as_of)
+    assert_equals_a_build_from_scratch(db, [e for part in parts[:4] for e in part], as_of,
+                                       tmp_path / "scratch-3.duckdb", "part 3: ")
 
 
 def test_a_running_run_keeps_its_curve_before_the_final_segment_unless_that_head_moved(tmp_path):
@@ -427,11 +417,7 @@ def test_a_running_run_keeps_its_curve_before_the_final_segment_unless_that_head
         con.execute(mark, [first_value, run_id])
         con.close()
         landed.extend(batch)
-        scratch = tmp_path / f"scratch-{name}.duckdb"
-        run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / f"all-{name}.ndjson", landed))
-        dbt_build(scratch, as_of, *ROLLING)
-        for table in per_run_tables(scratch):
-            assert_same_table(table_rows(db, table), table_rows(scratch, table), f"{name}: {table}")
+        assert_equals_a_build_from_scratch(db, landed, as_of, tmp_path / f"scratch-{name}.duckdb", f"{name}: ")
         return survived
 
     [(stored_lowest,)] = query(db, "select min(next_future_min) from int_goodput__timeline_curves")
@@ -489,8 +475,4 @@ def test_a_late_slice_count_record_moves_the_slice_efficiency_of_the_windows_aft
                  [run_id]) == [(True,)]
     assert query(db, window, [run_id]) != before  # the early window's efficiency moved
 
-    scratch = tmp_path / "scratch.duckdb"
-    run_cli("load", "--duckdb", scratch, write_ndjson(tmp_path / "all.ndjson", first + [late]))
-    dbt_build(scratch, as_of, *ROLLING)
-    for table in per_run_tables(scratch):
-        assert_same_table(table_rows(db, table), table_rows(scratch, table), table)
+    assert_equals_a_build_from_scratch(db, first + [late], as_of, tmp_path / "scratch.duckdb")

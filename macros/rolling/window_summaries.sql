@@ -27,9 +27,9 @@
         window_values.elapsed_origin_epoch + window_values.end_offset < window_values.window_end_epoch as is_partial,
         sum(case when window_values.measure = 'PRODUCTIVE' then window_values.window_amount else 0 end)
             as productive_seconds,
-        -- no Goodput where the window's productive time is outside [0, elapsed] (1 us of rounding
-        -- allowed): the located attribution of a run the library raises on (a restart after a job
-        -- end) gives such windows, and a negative or > 100 % Goodput must never be shown
+        {# no Goodput where the window's productive time is outside [0, elapsed] (1 us of rounding
+           allowed): the located attribution of a run the library raises on (a restart after a job
+           end) gives such windows, and a negative or > 100 % Goodput must never be shown #}
         case
             when window_values.end_offset > window_values.start_offset
                 and sum(case when window_values.measure = 'PRODUCTIVE' then window_values.window_amount else 0 end)
@@ -109,7 +109,7 @@
             and window_values.custom_badput_event_type = buckets.custom_badput_event_type
         {% endif %}
     ) as windows
-    -- only the catalogue's buckets (the window values also hold PRODUCTIVE and DISRUPTIONS)
+    {# only the catalogue's buckets (the window values also hold PRODUCTIVE and DISRUPTIONS) #}
     inner join {{ badput_types }} as badput_types
         on badput_types.badput_type = windows.badput_type
 {%- endmacro %}

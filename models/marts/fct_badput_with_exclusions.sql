@@ -33,7 +33,7 @@ custom_types as (
     from {{ ref('int_goodput__paired_intervals') }} as events
     inner join totals
         on totals.run_id = events.run_id
-        -- the library's custom dict exists once some segment has a productive step
+        {# the library's custom dict exists once some segment has a productive step #}
         and totals.has_productive_steps
     where events.interval_kind = 'custom_badput'
 

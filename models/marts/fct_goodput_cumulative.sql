@@ -48,7 +48,7 @@ slice_counts as (
 
 job_spans as (
 
-    -- the library's job start is a datetime (to the microsecond); its end, that plus the total
+    {# the library's job start is a datetime (to the microsecond); its end, that plus the total #}
     select
         run_id,
         {{ goodput_epoch_to_microseconds('first_job_start_epoch') }} as start_epoch,

@@ -223,7 +223,7 @@ classified as (
             else 'other'
         end as event_kind,
 
-        -- Entries the library's reader returns: severity=INFO and jsonPayload.job_name = the run.
+        {# Entries the library's reader returns: severity=INFO and jsonPayload.job_name = the run. #}
         (severity = 'INFO' and coalesce(job_name = run_name, false)) as is_counted,
 
         coalesce(

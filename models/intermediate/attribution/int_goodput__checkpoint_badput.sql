@@ -31,7 +31,7 @@ keyed as (
             when checkpoint_event_type = 'save' then checkpoint_manager_blocking_seconds
             else checkpoint_manager_seconds
         end as duration_seconds,
-        -- the record's start time; a record without one ends at its entry's timestamp
+        {# the record's start time; a record without one ends at its entry's timestamp #}
         event_epoch as started_epoch,
         {{ goodput_timestamp_to_epoch('entry_at') }} as logged_epoch
     from records

@@ -44,7 +44,7 @@ entries as (
 
 carried_segments as (
 
-    -- the segment of each appended run's stored last entry
+    {# the segment of each appended run's stored last entry #}
     {%- if goodput_builds_incrementally() %}
     select stored.run_id, stored.segment_no
     from {{ this }} as stored

@@ -168,8 +168,8 @@ paired as (
 elastic_runs as (
 
     {%- if goodput_library_window_mode() %}
-    -- a window is computed by its run's calculator: the caller says which (is_elastic_run), or else the
-    -- window's own entries tell
+    {# a window is computed by its run's calculator: the caller says which (is_elastic_run), or else the
+       window's own entries tell #}
     select distinct window_runs.run_id
     from (
         select
@@ -207,7 +207,7 @@ elastic_pairs as (
 
 reinit_overlaps as (
 
-    -- ElasticGoodputCalculator._overlap_with_reinit: every (init, re-initialisation) pair's overlap
+    {# ElasticGoodputCalculator._overlap_with_reinit: every (init, re-initialisation) pair's overlap #}
     select
         setup.run_id,
         sum(case when setup.interval_kind = 'tpu_initialization'
@@ -269,8 +269,8 @@ assembled as (
         job_bounds.last_entry_epoch,
         job_bounds.first_job_start_epoch,
         job_bounds.last_job_end_epoch,
-        -- only a run without a job end runs to the evaluation time: an ended run's numbers (and rows,
-        -- which incremental builds keep) do not depend on when it is evaluated
+        {# only a run without a job end runs to the evaluation time: an ended run's numbers (and rows,
+           which incremental builds keep) do not depend on when it is evaluated #}
         case when job_bounds.last_job_end_epoch is null then {{ goodput_as_of_epoch() }} end as evaluated_at_epoch,
         coalesce(final_segment.max_step, 0) as last_recorded_step,
         case

@@ -104,7 +104,7 @@ segment_sums as (
 
 segment_last_productive as (
 
-    -- max_prod_step_count: the last productive interval's step, in the dict's order
+    {# max_prod_step_count: the last productive interval's step, in the dict's order #}
     select run_id, segment_no, max_by(interval_step, event_seq) as max_productive_step
     from adjusted_pairs
     where exclusion_class = 'productive'
@@ -280,8 +280,8 @@ final as (
         cast(0 as {{ dbt.type_float() }}) as checkpoint_restore_seconds,
         coalesce(steps.wasted_progress_seconds, 0) as wasted_progress_seconds,
         coalesce(recovery.infrastructure_recovery_seconds, 0) as infrastructure_recovery_seconds,
-        -- ElasticGoodputCalculator's breakdown lists its three buckets on this path too, but the exclusion
-        -- loop accumulates no wait or re-initialisation: 0, and OTHER takes that time
+        {# ElasticGoodputCalculator's breakdown lists its three buckets on this path too, but the exclusion
+           loop accumulates no wait or re-initialisation: 0, and OTHER takes that time #}
         totals.is_elastic,
         {%- for badput_type, column in goodput_elastic_badput_columns() %}
         {{ goodput_float('0') }} as {{ column }}{{ "," if not loop.last }}

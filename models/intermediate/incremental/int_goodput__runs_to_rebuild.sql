@@ -108,7 +108,7 @@ unfinished_build as (
 stored_last as (
 
     {%- if may_append %}
-    -- each run's last entry as the last complete build numbered it, and its segment
+    {# each run's last entry as the last complete build numbered it, and its segment #}
     select
         stored.run_id,
         stored.event_seq,

@@ -25,10 +25,11 @@
   restart reclassifies only the segment it closes; program startup and data
   loading of that segment move with it; only new entries move amounts), the
   earliest new slice-count record (an elastic run's slice efficiencies in
-  fct_goodput_rolling) or the last stored window end, whichever is earliest. Rows before that are kept after a
-  check: the recomputed cumulative value of every measure at that point must
-  equal the stored one (it catches checkpoint averages, sanitising and OTHER
-  moving earlier amounts); when it does not, the whole run is recomputed.
+  fct_goodput_rolling) or the last stored window end, whichever is earliest.
+  Rows before that are kept after a check: the recomputed cumulative value of
+  every measure at that point must equal the stored one (it catches checkpoint
+  averages, sanitising and OTHER moving earlier amounts); when it does not, the
+  whole run is recomputed.
 #}
 
 -- depends_on: {{ ref('int_goodput__timeline_amounts') }}, {{ ref('int_goodput__entries_ordered') }}
@@ -92,36 +93,30 @@ previous as (
 
 moved as (
 
-    -- only new entries move located amounts: a run rebuilt for the evaluation time alone (no job
-    -- end, nothing new) recomputes just the windows from its last stored end on
-    select
-        amounts.run_id,
-        min(amounts.start_epoch) as first_start_epoch
-    from {{ ref('int_goodput__timeline_amounts') }} as amounts
-    inner join previous
-        on previous.run_id = amounts.run_id
-        and amounts.segment_no >= previous.previous_final_segment_no
-    where {{ goodput_rebuilt_runs_predicate('amounts.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
-    group by amounts.run_id
-
-),
-
-new_slice_counts as (
-
-    {#- a slice-count record is no amount, so the check below cannot see one, but it moves the slice
-        efficiencies of every window after its time (fct_goodput_rolling recomputes the windows this
-        model recomputes): the new ones are those after an appended run's stored last entry, and every
-        record of a run recomputed whole -#}
-    select
-        records.run_id,
-        min(records.elastic_slice_counts_epoch) as first_record_epoch
-    from {{ ref('int_goodput__entries_ordered') }} as records
-    left join {{ goodput_appended_runs() }} as appended_runs
-        on appended_runs.run_id = records.run_id
-    where {{ goodput_rebuilt_runs_predicate('records.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
-        and records.elastic_slice_counts_epoch is not null
-        and (appended_runs.appends_after_seq is null or records.event_seq > appended_runs.appends_after_seq)
-    group by records.run_id
+    {#- the earliest time per run where something new can have moved a window: only new entries move
+        located amounts (a run rebuilt for the evaluation time alone, no job end and nothing new,
+        recomputes just the windows from its last stored end on), from the segment that was final at
+        the last build; a slice-count record is no amount, so the check below cannot see one, but it
+        moves the slice efficiencies of every window after it (fct_goodput_rolling recomputes the
+        windows this model recomputes): the new records are those after an appended run's stored last
+        entry, and every record of a run recomputed whole -#}
+    select run_id, min(moved_epoch) as first_moved_epoch
+    from (
+        select amounts.run_id, amounts.start_epoch as moved_epoch
+        from {{ ref('int_goodput__timeline_amounts') }} as amounts
+        inner join previous
+            on previous.run_id = amounts.run_id
+            and amounts.segment_no >= previous.previous_final_segment_no
+        where {{ goodput_rebuilt_runs_predicate('amounts.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
+        union all
+        select records.run_id, records.record_epoch as moved_epoch
+        from ({{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}) as records
+        left join {{ goodput_appended_runs() }} as appended_runs
+            on appended_runs.run_id = records.run_id
+        where {{ goodput_rebuilt_runs_predicate('records.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
+            and (appended_runs.appends_after_seq is null or records.event_seq > appended_runs.appends_after_seq)
+    ) as moved_times
+    group by run_id
 
 ),
 
@@ -134,8 +129,7 @@ candidates as (
             cast(
                 floor(
                     least(
-                        coalesce(moved.first_start_epoch, previous.previous_last_end_epoch),
-                        coalesce(new_slice_counts.first_record_epoch, previous.previous_last_end_epoch),
+                        coalesce(moved.first_moved_epoch, previous.previous_last_end_epoch),
                         previous.previous_last_end_epoch - {{ grid }}
                     ) / {{ grid }}
                 ) as {{ dbt.type_bigint() }}
@@ -147,8 +141,6 @@ candidates as (
         on previous.run_id = runs.run_id
     left join moved
         on moved.run_id = runs.run_id
-    left join new_slice_counts
-        on new_slice_counts.run_id = runs.run_id
 
 ),
 

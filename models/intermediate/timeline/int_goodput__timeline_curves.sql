@@ -128,7 +128,7 @@ with_counted as (
 
     union all
 
-    -- the job's two ends are breakpoints of COUNTED, so S is linear between its breakpoints
+    {# the job's two ends are breakpoints of COUNTED, so S is linear between its breakpoints #}
     select
         edge.run_id,
         'COUNTED' as measure,
