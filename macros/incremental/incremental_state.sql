@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(10) }}
+  {{ return(11) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

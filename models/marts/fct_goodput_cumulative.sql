@@ -118,12 +118,11 @@ deviation as (
 
     select
         run_id,
-        max(ideal_step_seconds) as ideal_step_seconds,
-        max(step_time_deviation_seconds) as step_time_deviation_seconds,
-        max(mean_deviation_seconds) as mean_step_deviation_seconds
+        ideal_step_seconds,
+        step_time_deviation_seconds,
+        mean_deviation_seconds as mean_step_deviation_seconds
     from {{ ref('int_goodput__step_deviation') }}
     where {{ goodput_run_is_rebuilt() }}
-    group by run_id
 
 ),
 

@@ -1,21 +1,23 @@
 {{ config(**goodput_incremental_by_run('new_entries')) }}
 {{ goodput_check_incremental_state() }}
 {#
-  Ideal step time and step deviation as the library computes them:
+  The ideal step time and the step deviation figures of each run, as the
+  library computes them:
   - ideal = var('goodput_ideal_step_seconds') when configured, else the mean of
     the step times >= 1 s that are <= median + 3 * MAD (scipy's
     median_abs_deviation, scale 1);
-  - deviation of a step = |step time - ideal|;
+  - deviation of a step = |step time - ideal| (fct_steps adds it to each step
+    on read);
   - the exported figure (compute_step_deviation_from_baseline, cumulative):
     fewer than 100 steps: mean deviation; fewer than 1,100: 90th percentile of
     the last 100; else that minus the median of the 1,000 before them, "last"
     meaning in the order the steps were first timed;
   - the mean deviation, which the monitor's step-deviation worker writes to the
     performance metric (beside the ideal step time of its cumulative upload).
-  A table, incremental by run: its percentiles are taken over a whole run, so
-  a filter on the run cannot reach under them, and as a view every read by the
-  marts computed every run's deviation (0.5 s of each hourly build at 50 runs,
-  growing with history). Each percentile is one row per run
+  One row per run with a deviation (an ideal that is neither missing nor 0).
+  Every new step moves the ideal, and with it every step's deviation: stored
+  per step, each hourly build rewrote all of a running run's steps (3 s at L,
+  a million steps); per run, it writes one row. Each percentile is one row per run
   (goodput_percentile_cont_by) joined back to the steps.
 #}
 
@@ -99,11 +101,6 @@ deviations as (
 
     select
         step_times.run_id,
-        step_times.step_count,
-        step_times.first_timed_seq,
-        step_times.timed_from_seq,
-        step_times.step_seconds,
-        ideal.ideal_step_seconds,
         abs(step_times.step_seconds - ideal.ideal_step_seconds) as deviation_seconds,
         row_number() over (
             partition by step_times.run_id order by step_times.first_timed_seq desc
@@ -152,32 +149,28 @@ run_deviations as (
 
 ),
 
-steps_with_run_figures as (
+run_figures as (
 
     select
-        deviations.*,
+        run_deviations.run_id,
+        ideal.ideal_step_seconds,
         run_deviations.timed_steps,
         run_deviations.mean_deviation_seconds,
         recent_p90.recent_p90_deviation_seconds,
         baseline_median.baseline_median_deviation_seconds
-    from deviations
-    inner join run_deviations
-        on run_deviations.run_id = deviations.run_id
+    from run_deviations
+    inner join ideal
+        on ideal.run_id = run_deviations.run_id
     left join recent_p90
-        on recent_p90.run_id = deviations.run_id
+        on recent_p90.run_id = run_deviations.run_id
     left join baseline_median
-        on baseline_median.run_id = deviations.run_id
+        on baseline_median.run_id = run_deviations.run_id
 
 )
 
 select
     run_id,
-    step_count,
-    first_timed_seq,
-    timed_from_seq,
-    step_seconds,
     ideal_step_seconds,
-    deviation_seconds,
     timed_steps,
     mean_deviation_seconds,
     case
@@ -185,5 +178,5 @@ select
         when timed_steps < 1100 then recent_p90_deviation_seconds
         else recent_p90_deviation_seconds - baseline_median_deviation_seconds
     end as step_time_deviation_seconds
-from steps_with_run_figures
+from run_figures
 {{ goodput_rows_by_run() }}
