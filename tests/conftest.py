@@ -20,6 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker's dbt keeps its own target and log directories (inherited by the
+    builds it starts in subprocesses): two dbt processes writing one partial-parse file or manifest
+    would read each other's half-written state."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        os.environ.setdefault("DBT_TARGET_PATH", str(ROOT / "target" / f"xdist-{worker}"))
+        os.environ.setdefault("DBT_LOG_PATH", str(ROOT / "logs" / f"xdist-{worker}"))
+
+
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
     return tmp_path / "warehouse.duckdb"
