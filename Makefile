@@ -50,10 +50,11 @@ demo: install
 	$(BIN)/goodput-loader report --duckdb $(DEMO_DB)
 	$(BIN)/goodput-loader --verbose report --duckdb $(DEMO_DB) --html goodput_report.html
 
-# the suite on every core, one test file per worker (a file's module fixtures build once)
+# the suite on every core, one test file per worker (a file's module fixtures build once);
+# the 25 slowest tests are listed so that CI's log shows where its 90 minutes go
 TEST_WORKERS ?= auto
 test: install-test
-	GOODPUT_BQEMU_PYTHON=$(CURDIR)/$(BQEMU_VENV)/bin/python $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	GOODPUT_BQEMU_PYTHON=$(CURDIR)/$(BQEMU_VENV)/bin/python $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # Benchmarks (not a test: prints figures and ratios; see bench/RESULTS.md). PROFILES=S M L fleet
 PROFILES ?= S M L
