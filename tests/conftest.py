@@ -26,8 +26,10 @@ def pytest_configure(config: pytest.Config) -> None:
     would read each other's half-written state."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
-        os.environ.setdefault("DBT_TARGET_PATH", str(ROOT / "target" / f"xdist-{worker}"))
-        os.environ.setdefault("DBT_LOG_PATH", str(ROOT / "logs" / f"xdist-{worker}"))
+        for variable, default in (("DBT_TARGET_PATH", "target"), ("DBT_LOG_PATH", "logs")):
+            # a directory set for the whole session is shared too: each worker takes its own under it
+            base = ROOT / (os.environ.get(variable) or default)
+            os.environ[variable] = str(base / f"xdist-{worker}")
 
 
 @pytest.fixture
