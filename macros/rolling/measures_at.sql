@@ -19,10 +19,12 @@
   (goodput_reachable_breakpoints): the latest windows of a run of 80 days
   join 6 % of its curve (2.4 s -> 1.2 s at L), and an hourly build's rolling
   grid, 5 days and an hour of it, sorts 7 % of it (ASOF join 1.7 -> 0.2 s).
-  points_cover_runs=true says each run's points start at its origin (the
-  daily values): every breakpoint is reachable then, and the reduction would
-  be an extra pass over the curves (1.1 -> 1.25 s at L). The values are the
-  same either way; only the cost differs.
+  points_cover_runs=true reads the curves given whole: each run's points
+  start at its origin (the daily values), so every breakpoint is reachable
+  and the reduction would be an extra pass over the curves (1.1 -> 1.25 s at
+  L), or the caller kept the reachable ones already (the rolling grid, before
+  goodput_last_breakpoints_per_step). The values are the same either way;
+  only the cost differs.
 #}
 
 {% macro goodput_measures_at(points, curves, method='sweep', points_cover_runs=false) -%}
@@ -249,4 +251,50 @@
         )
     ) as swept
     where is_point = 1
+{%- endmacro %}
+
+
+{#- The breakpoints a read at grid points can land on, when every point is a
+    multiple of step (UTC epoch seconds) read at its offset from the run's
+    origin as goodput_window_bounds computes it (clamped to the run, or 0):
+    each measure's last breakpoint in each step. The last breakpoint at or
+    before a grid point is the last of its own step or of an earlier one, and
+    a point clamped to the run's end comes after every breakpoint; so the
+    values read are the same, and the sweep sorts one breakpoint per measure
+    and step instead of every one (a curve has ~10 per minute where steps
+    take 6 s: the daily values at L 1.1 -> 0.45 s). A breakpoint's step is
+    found by dividing its epoch, which can round across a multiple of step,
+    so the guess is checked against the offsets either side of it. Every
+    column of curves'; totals: (run_id, elapsed_origin_epoch). -#}
+{% macro goodput_last_breakpoints_per_step(curves, totals, step) -%}
+    {%- set step = step | int -%}
+    {%- set guess = 'cast(ceil((curves.at_offset + totals.elapsed_origin_epoch) / ' ~ step ~ ') as '
+                    ~ dbt.type_bigint() ~ ') * ' ~ step -%}
+    {%- set columns = ['run_id', 'measure', 'custom_badput_event_type', 'at_offset', 'value_at', 'slope_after',
+                       'next_future_min'] -%}
+    {%- set stepped -%}
+        select
+            curves.*,
+            case
+                when {{ guess }} - {{ step }} - totals.elapsed_origin_epoch >= curves.at_offset
+                    then {{ guess }} - {{ step }}
+                when {{ guess }} - totals.elapsed_origin_epoch >= curves.at_offset then {{ guess }}
+                else {{ guess }} + {{ step }}
+            end as step_end_epoch
+        from {{ curves }} as curves
+        inner join {{ totals }} as totals
+            on totals.run_id = curves.run_id
+    {%- endset %}
+    select {{ 'stepped.' ~ columns | join(', stepped.') }}
+    from ({{ stepped }}) as stepped
+    inner join (
+        select run_id, measure, custom_badput_event_type, step_end_epoch, max(at_offset) as at_offset
+        from ({{ stepped }}) as stepped
+        group by run_id, measure, custom_badput_event_type, step_end_epoch
+    ) as last_of_step
+        on last_of_step.run_id = stepped.run_id
+        and last_of_step.measure = stepped.measure
+        and last_of_step.custom_badput_event_type = stepped.custom_badput_event_type
+        and last_of_step.step_end_epoch = stepped.step_end_epoch
+        and last_of_step.at_offset = stepped.at_offset
 {%- endmacro %}

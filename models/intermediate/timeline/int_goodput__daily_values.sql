@@ -6,8 +6,11 @@
   end (job end, or the evaluation time of a running job). As every window, a
   day counts from the later of its start and the job start to the earlier of
   its end and the run's end, so a run's days partition it and add up to its
-  cumulative numbers. Read from the curves by one sweep (a long run has many
-  days, each read at two points).
+  cumulative numbers.
+
+  The curves are read at midnights only, so the sweep reads each measure's
+  last breakpoint of each day (goodput_last_breakpoints_per_step), not every
+  breakpoint of the run (at L, 4.4M: their sort took 1.4 of the model's 1.5 s).
 #}
 
 {% set day = 86400 %}
@@ -26,6 +29,13 @@ curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
     where {{ goodput_run_is_rebuilt() }}
+
+),
+
+{#- only each measure's last breakpoint of each day can be read at a midnight -#}
+day_curves as (
+
+    {{ goodput_last_breakpoints_per_step('curves', 'totals', day) }}
 
 ),
 
@@ -59,7 +69,7 @@ day_points as (
 day_at_points as (
 
     {#- the first day starts at each run's origin -#}
-    {{ goodput_measures_at('day_points', 'curves', method='sweep', points_cover_runs=true) }}
+    {{ goodput_measures_at('day_points', 'day_curves', method='sweep', points_cover_runs=true) }}
 
 ),
 

@@ -291,9 +291,26 @@ sweep_points as (
 
 ),
 
+{%- if not off_grid %}
+
+{#- every point on the grid: only each measure's last breakpoint of each grid step can be read (of
+    those a point can reach when an incremental build sweeps from a later point) -#}
+{% set sweep_curves = '(' ~ goodput_reachable_breakpoints('sweep_points', 'curves') ~ ')'
+                      if is_incremental() else 'curves' %}
+grid_curves as (
+
+    {{ goodput_last_breakpoints_per_step(sweep_curves, 'totals', grid) }}
+
+),
+{%- endif %}
+
 grid_values as (
 
+    {%- if off_grid %}
     {{ goodput_measures_at('sweep_points', 'curves') }}
+    {%- else %}
+    {{ goodput_measures_at('sweep_points', 'grid_curves', points_cover_runs=true) }}
+    {%- endif %}
 
 ),
 
