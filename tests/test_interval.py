@@ -188,9 +188,10 @@ def test_a_run_restarted_after_its_job_end_has_no_interval_goodput(tmp_path):
 
 
 def test_library_semantics_is_the_default_and_equals_the_library(warehouse, tmp_path):
-    """`interval` without --semantics gives get_job_goodput_interval's numbers. The worked example of docs/semantics.md
-    (where the two interval semantics differ): the 600 s window opening 0.5 s before the slow step 100 reads 400 / 408 = 98.04 % (that step is program
-    startup for the library), 100 % with --semantics additive."""
+    """`interval` without --semantics gives get_job_goodput_interval's numbers. The worked example of
+    docs/semantics.md (where the two interval semantics differ): the 600 s window opening 0.5 s before the
+    slow step 100 reads 400 / 408 = 98.04 % (that step is program startup for the library), 100 % with
+    --semantics additive."""
     db, payloads, times = warehouse
     start, end = times["step100"] - 0.5, times["step100"] + 599.5
     out = json.loads(cli_subprocess("interval", "--duckdb", db, "--run", NAME, "--start", utc(start).isoformat(),

@@ -192,8 +192,8 @@ def test_every_window_equals_the_library(compared):
 
 
 def test_windows_where_the_two_semantics_part_ways_are_covered(compared):
-    """The cases docs/semantics.md's worked example rests on do occur: a window whose Goodput differs from the
-    run's cumulative attribution located in time (a restart or a step cut at the window edge)."""
+    """The cases docs/semantics.md's worked example rests on do occur: a window whose Goodput differs from
+    the run's cumulative attribution located in time (a restart or a step cut at the window edge)."""
     restarts = [lib for case, lib, _ in compared if "error" not in lib and lib["disruptions"] > 0]
     startup_at_edge = [lib for case, lib, _ in compared
                        if "error" not in lib and lib["badput_pct"].get(("PROGRAM_STARTUP", None), 0) > 0]

@@ -1,8 +1,8 @@
 """A fresh library calculator reads only the last 7 days of a job's log; the warehouse reads every entry.
 
-docs/semantics.md's table of library outputs says so with both numbers: on day 8 of a job, a calculator started cold
-(a new monitor, a restarted one without its cache) finds no job start and raises "Total job time is
-zero"; the warehouse reports the Goodput of all 8 days. The cut-off is the library's own: its
+docs/semantics.md's table of library outputs says so with both numbers: on day 8 of a job, a
+calculator started cold (a new monitor, a restarted one without its cache) finds no job start and
+raises "Total job time is zero"; the warehouse reports the Goodput of all 8 days. The cut-off is the library's own: its
 _CloudLogger builds the Cloud Logging filter of a cold read here, and the test's logger answers it.
 """
 
