@@ -63,10 +63,13 @@
 
 
 {#-
-  The order a per-run table's rows are written in. DuckDB prunes a scan by
-  each row group's min/max, so a table whose runs sit in contiguous row
-  groups lets an incremental build read and delete only its rebuilt runs'
-  groups (and compact only those). BigQuery clusters by run instead
+  The order a per-run table's rows are written in. A table whose runs sit in
+  contiguous row groups lets an incremental build delete from only its
+  rebuilt runs' groups, so DuckDB compacts only those (at 50 runs: untouched
+  rows rewritten 2.5M -> 0.3M of 22.3M, file growth +7.5 % -> +4.0 %). The
+  scans would skip the other groups by their min/max too, but DuckDB keeps
+  8 bytes of a string's min/max, and the run ids of one project share more
+  (goodput_in_list). BigQuery clusters by run instead
   (goodput_incremental_by_run's cluster_by), where an ORDER BY would only
   cost a sort. An incremental build that recomputes one run skips the sort
   too: the rows it inserts are that run's alone (at L a hourly build sorted
