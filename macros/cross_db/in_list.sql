@@ -10,16 +10,18 @@
   (0.2 s). Past a few values the ORs cost more than they save (8 runs spread
   over the table: even; 16: 1.2 s against 0.6 s), so lists of more than 4
   stay IN.
-  The scan does not skip other runs' row groups by their min/max: DuckDB keeps
-  only the first 8 bytes of a string's min and max, and the run ids of a
-  fleet in one project share more than that ("bench/sim-197": every group's
-  min and max are "bench/si"). Each filter still reads the whole run_id
+  On run_id the scan does not skip other runs' row groups by their min/max:
+  DuckDB keeps only the first 8 bytes of a string's min and max, and the run
+  ids of a fleet in one project share more than that ("bench/sim-197": every
+  group's min and max are "bench/si"). Such a filter reads the whole run_id
   column (about 0.1 s for 13M rows). A range around the list (run_id between
   its least and greatest) made that cheaper only when the rebuilt runs sit
   next to each other in run_id order: the 200-run hourly build went
   12.7-17.4 s -> 11.2-15.6 s with the 3 running runs last, but 12.4-13.1 s ->
   14.6-15.9 s with them spread (alone; with the ORs inside it 14.0-16.1 s),
-  so it is not used. What would skip the groups is an integer run key.
+  so it is not used. The large per-run tables carry an integer run key for
+  that (macros/cross_db/run_key.sql): their filters read only the rebuilt
+  runs' row groups.
   BigQuery prunes an IN list on a clustered column as it is.
 #}
 

@@ -67,26 +67,26 @@
   contiguous row groups lets an incremental build delete from only its
   rebuilt runs' groups, so DuckDB compacts only those (at 50 runs: untouched
   rows rewritten 2.5M -> 0.3M of 22.3M, file growth +7.5 % -> +4.0 %). The
-  scans would skip the other groups by their min/max too, but DuckDB keeps
-  8 bytes of a string's min/max, and the run ids of one project share more
-  (goodput_in_list). BigQuery clusters by run instead
+  tables written in the order of their run_key (goodput_select_keyed_by_run)
+  also let the scans skip other runs' groups by that key's min/max, which
+  run_id's cannot (goodput_in_list). BigQuery clusters by run instead
   (goodput_incremental_by_run's cluster_by), where an ORDER BY would only
   cost a sort. An incremental build that recomputes one run skips the sort
   too: the rows it inserts are that run's alone (at L a hourly build sorted
   4.4M rows of int_goodput__timeline_curves by a key with one value).
 -#}
-{% macro goodput_rows_by_run() -%}
-  {{ return(adapter.dispatch('goodput_rows_by_run', 'goodput_warehouse')()) }}
+{% macro goodput_rows_by_run(column='run_id') -%}
+  {{ return(adapter.dispatch('goodput_rows_by_run', 'goodput_warehouse')(column)) }}
 {%- endmacro %}
 
-{% macro default__goodput_rows_by_run() -%}
+{% macro default__goodput_rows_by_run(column='run_id') -%}
   {%- set rebuilt_when = config.get('goodput_rebuilt_when') -%}
   {%- if not (rebuilt_when and model.resource_type != 'unit_test' and goodput_builds_incrementally()
               and goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
                                               goodput_rebuilt_runs_where(rebuilt_when)).run_ids | length <= 1) %}
-  order by run_id
+  order by {{ column }}
   {%- endif -%}
 {%- endmacro %}
 
-{% macro bigquery__goodput_rows_by_run() -%}
+{% macro bigquery__goodput_rows_by_run(column='run_id') -%}
 {%- endmacro %}

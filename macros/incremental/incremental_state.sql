@@ -16,7 +16,7 @@
 #}
 
 {% macro goodput_models_version() -%}
-  {{ return(11) }}
+  {{ return(12) }}
 {%- endmacro %}
 
 {% macro goodput_incremental_signature() -%}

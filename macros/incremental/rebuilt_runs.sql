@@ -65,7 +65,7 @@
 -#}
 {% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends_by=none,
                                     keeps_closed_segments_by=none, reopened_by=none, always_rebuilt_by=none,
-                                    replaces_tails_by=none) -%}
+                                    replaces_tails_by=none, keyed=false) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error("goodput_incremental_by_run: rebuilt_when is " ~ rebuilt_when
                                        ~ "; expected new_entries or evaluated") }}
@@ -95,6 +95,7 @@
       'materialized': 'incremental',
       'incremental_strategy': tails_strategy or goodput_append_strategy(),
       'goodput_replaces_tails_by': replaces_tails_by if tails_strategy else none,
+      'goodput_run_keyed': keyed,
       'cluster_by': goodput_cluster_by(cluster_by),
       'partition_by': partition_by,
       'on_schema_change': 'fail',
@@ -122,18 +123,28 @@
   part (models configured with appends_by only): 'whole' keeps the runs
   recomputed whole, 'appended' those whose new entries are appended.
 -#}
-{% macro goodput_run_is_rebuilt(column='run_id', name_column=none, part=none) -%}
+{% macro goodput_run_is_rebuilt(column='run_id', name_column=none, part=none, keyed=false) -%}
   {#- a unit test gives only the model's inputs, and builds from scratch -#}
   {%- if model.resource_type == 'unit_test' -%}{{ return('false' if part == 'appended' else 'true') }}{%- endif -%}
   {%- set runs_to_rebuild = ref('int_goodput__runs_to_rebuild') -%}
   {%- if not goodput_builds_incrementally() -%}
     {{ 'false' if part == 'appended' else 'true' }}
   {%- else -%}
-    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when'), name_column, part) }}
+    {{ goodput_rebuilt_runs_predicate(column, runs_to_rebuild, config.get('goodput_rebuilt_when'), name_column, part,
+                                      goodput_key_column(column) if keyed else none) }}
   {%- endif -%}
 {%- endmacro %}
 
-{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when, name_column=none, part=none) -%}
+{#- The run_key column beside a run_id column ('stored.run_id' -> 'stored.run_key'). -#}
+{% macro goodput_key_column(column) -%}
+  {%- if not column.endswith('run_id') -%}
+    {{ exceptions.raise_compiler_error("goodput_key_column: " ~ column ~ " is not a run_id column") }}
+  {%- endif -%}
+  {{ return(column[:-6] ~ 'run_key') }}
+{%- endmacro %}
+
+{% macro goodput_rebuilt_runs_predicate(column, runs_to_rebuild, rebuilt_when, name_column=none, part=none,
+                                        key_column=none) -%}
   {%- if rebuilt_when not in ('new_entries', 'evaluated') -%}
     {{ exceptions.raise_compiler_error(this.identifier ~ " filters on the runs to rebuild but declares no "
         ~ "goodput_rebuilt_when: configure it with goodput_incremental_by_run()") }}
@@ -143,9 +154,11 @@
         ~ ": only a model configured with goodput_incremental_by_run(..., appends_by=<column>) can, as 'whole' or 'appended'") }}
   {%- endif -%}
   {%- set which = goodput_rebuilt_runs_where(rebuilt_when, part) -%}
-  {%- set ids = goodput_listed_rebuilt_runs(runs_to_rebuild, which).run_ids -%}
+  {%- set listed = goodput_listed_rebuilt_runs(runs_to_rebuild, which) -%}
+  {%- set ids = listed.run_ids -%}
   {%- if ids | length <= 1000 -%}
-    {{ goodput_run_ids_among(ids, column, name_column) }}
+    {%- set keys = goodput_run_keys_among(listed.run_keys, key_column) -%}
+    {{ '(' ~ keys ~ goodput_run_ids_among(ids, column, name_column) ~ ')' if keys else goodput_run_ids_among(ids, column, name_column) }}
   {%- else -%}
     {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
   {%- endif -%}
@@ -176,7 +189,7 @@
   whole.
 -#}
 {#- columns qualified by their relation's alias: the subqueries have a run_id of their own -#}
-{% macro goodput_segment_is_rebuilt(column, segment_column, key_column=none, always_column=none) -%}
+{% macro goodput_segment_is_rebuilt(column, segment_column, key_column=none, always_column=none, keyed=false) -%}
   {%- set reopened_by = config.get('goodput_reopened_by') -%}
   {#- a unit test's config lacks the model's -#}
   {%- if execute and model.resource_type != 'unit_test' and not config.get('goodput_keeps_closed_segments_by') -%}
@@ -188,7 +201,7 @@
         ~ ": goodput_segment_is_rebuilt needs its key column (" ~ reopened_by.key ~ ")") }}
   {%- endif -%}
   {#- called first, in every case: at parse time it declares the ref to runs_to_rebuild -#}
-  {%- set run_is_rebuilt = goodput_run_is_rebuilt(column) -%}
+  {%- set run_is_rebuilt = goodput_run_is_rebuilt(column, keyed=keyed) -%}
   {#- config is empty at parse time, so the reopening model must be a ref of the model's own SQL; resolved in
       every build (not only incremental ones), a model that lacks it fails its first build with dbt's
       depends_on hint rather than its first appended one -#}
@@ -232,17 +245,21 @@
 {#-
   The runs of runs_to_rebuild that match which (a where clause), read once per
   model (its import CTEs and hooks each ask: one query, not one per CTE, a job
-  each on BigQuery): {run_ids: up to 1001, first_appends_after_us: the
-  earliest appends_after_entry_at among them, epoch microseconds, or none}.
+  each on BigQuery): {run_ids: up to 1001, run_keys: their goodput_run_key
+  where the warehouse stores one, first_appends_after_us: the earliest
+  appends_after_entry_at among them, epoch microseconds, or none}.
 -#}
 {% macro goodput_listed_rebuilt_runs(runs_to_rebuild, which) -%}
   {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ which -%}
   {%- if model.get(cache_key) is none -%}
+    {%- set key = goodput_run_key('run_id') -%}
     {%- set found = run_query(
         "select run_id, min(" ~ goodput_timestamp_to_epoch_us('appends_after_entry_at') ~ ") over () as first_appends_after_us"
+        ~ (", " ~ key ~ " as run_key" if key is not none else "")
         ~ " from " ~ runs_to_rebuild ~ " " ~ which ~ " order by run_id limit 1001") -%}
     {%- do model.update({cache_key: {
         'run_ids': found.columns[0].values() | list,
+        'run_keys': (found.columns[2].values() | list) if key is not none else [],
         'first_appends_after_us': found.rows[0][1] if found.rows | length > 0 else none,
     }}) -%}
   {%- endif -%}
@@ -295,11 +312,12 @@
     delete from {{ this }} as stored
     where {{ goodput_segment_is_rebuilt('stored.run_id', 'stored.' ~ config.get('goodput_keeps_closed_segments_by'),
                                         'stored.' ~ reopened_by.get('column', reopened_by.key) if reopened_by else none,
-                                        'stored.' ~ always_rebuilt_by if always_rebuilt_by else none) }}
+                                        'stored.' ~ always_rebuilt_by if always_rebuilt_by else none,
+                                        keyed=config.get('goodput_run_keyed', false)) }}
   {%- elif goodput_builds_incrementally() and config.get('goodput_appends_by') -%}
     delete from {{ this }} as stored
-    where {{ goodput_run_is_rebuilt('stored.run_id', part='whole') }}
-        or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended') }}
+    where {{ goodput_run_is_rebuilt('stored.run_id', part='whole', keyed=config.get('goodput_run_keyed', false)) }}
+        or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended', keyed=config.get('goodput_run_keyed', false)) }}
             and stored.{{ config.get('goodput_appends_by') }} > (
                 select appended.appends_after_seq
                 from {{ ref('int_goodput__runs_to_rebuild') }} as appended
@@ -308,10 +326,10 @@
   {%- elif goodput_replaces_run_tails() -%}
     {#- an appended run's rows go in the strategy, from where the select recomputed it -#}
     delete from {{ this }}
-    where {{ goodput_run_is_rebuilt('run_id') }}
+    where {{ goodput_run_is_rebuilt('run_id', keyed=config.get('goodput_run_keyed', false)) }}
         and run_id not in (select run_id from {{ goodput_appended_runs() }} as appended_runs)
   {%- elif goodput_builds_incrementally() -%}
-    delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id') }}
+    delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id', keyed=config.get('goodput_run_keyed', false)) }}
   {%- else -%}
     select 1 as nothing_to_forget
   {%- endif -%}
@@ -528,7 +546,7 @@
 {% macro goodput_forget_windows_off_the_grid(window_ends) -%}
   {%- if goodput_builds_incrementally() -%}
     delete from {{ this }} as stored
-    where {{ goodput_run_is_rebuilt('stored.run_id') }}
+    where {{ goodput_run_is_rebuilt('stored.run_id', keyed=config.get('goodput_run_keyed', false)) }}
         and not exists (
             select 1
             from {{ window_ends }} as ends

@@ -45,6 +45,11 @@
         ~ "goodput_incremental_by_run(..., replaces_tails_by=...)") }}
   {%- endif -%}
   {%- set columns = arg_dict['dest_columns'] | map(attribute='quoted') | join(', ') -%}
+  {#- the appended runs' keys, which let the delete skip other runs' row groups (macros/cross_db/run_key.sql) -#}
+  {%- set appended = goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
+                                                 goodput_rebuilt_runs_where(part='appended')) -%}
+  {%- set keys = goodput_run_keys_among(appended.run_keys, 'stored.run_key')
+                 if config.get('goodput_run_keyed') and appended.run_ids | length <= 1000 else '' -%}
   delete from {{ arg_dict['target_relation'] }} as stored
   using (
       select appended_runs.run_id, min(selected.{{ column }}) as replaced_from
@@ -53,7 +58,7 @@
           on selected.run_id = appended_runs.run_id
       group by appended_runs.run_id
   ) as tails
-  where stored.run_id = tails.run_id
+  where {{ keys }}stored.run_id = tails.run_id
       and (tails.replaced_from is null or stored.{{ column }} >= tails.replaced_from);
 
   insert into {{ arg_dict['target_relation'] }} ({{ columns }})

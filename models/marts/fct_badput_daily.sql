@@ -12,7 +12,7 @@ with
 daily_values as (
 
     select * from {{ ref('int_goodput__daily_values') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 

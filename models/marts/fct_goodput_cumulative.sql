@@ -96,7 +96,7 @@ productive_in_elastic as (
         on spans.run_id = amounts.run_id
         and amounts.start_epoch <= spans.end_epoch
         and amounts.end_epoch >= spans.start_epoch
-    where {{ goodput_run_is_rebuilt('amounts.run_id') }}
+    where {{ goodput_run_is_rebuilt('amounts.run_id', keyed=true) }}
         and amounts.measure = 'PRODUCTIVE'
     group by amounts.run_id
 

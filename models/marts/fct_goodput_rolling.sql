@@ -83,7 +83,7 @@ step_events as (
     from {{ ref('int_goodput__step_intervals') }} as intervals
     inner join totals
         on totals.run_id = intervals.run_id
-    where {{ goodput_run_is_rebuilt('intervals.run_id') }}
+    where {{ goodput_run_is_rebuilt('intervals.run_id', keyed=true) }}
         and intervals.interval_class = 'productive'
 
     union all

@@ -14,7 +14,7 @@ with
 records as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
         and checkpoint_event_type is not null
 
 ),

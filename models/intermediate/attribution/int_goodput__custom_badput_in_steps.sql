@@ -69,7 +69,7 @@ intervals as (
         intervals.end_epoch,
         cast(-1 as {{ dbt.type_bigint() }}) as events_after_seq
     from {{ ref('int_goodput__step_intervals') }} as intervals
-    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.segment_no', keyed=true) }}
         and intervals.interval_class = 'productive'
 
     union all
@@ -88,7 +88,7 @@ intervals as (
         and closed.segment_no < new_event_spans.appends_after_segment_no
         and closed.start_epoch <= new_event_spans.last_start_epoch
         and new_event_spans.first_end_epoch <= closed.end_epoch
-    where {{ goodput_run_is_rebuilt('closed.run_id') }}
+    where {{ goodput_run_is_rebuilt('closed.run_id', keyed=true) }}
         and closed.interval_class = 'productive'
 
 ),

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries', appends_by='event_seq')) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends_by='event_seq', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   The entries the library counts (severity INFO, job_name = run), numbered in
@@ -89,5 +89,4 @@ counted as (
 
 )
 
-select * from counted
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('counted') }}

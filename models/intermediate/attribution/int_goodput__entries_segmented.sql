@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries', appends_by='event_seq')) }}
+{{ config(**goodput_incremental_by_run('new_entries', appends_by='event_seq', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   Every counted entry with the segment (0 = first start, k = after the k-th
@@ -19,7 +19,7 @@ appended_runs as (
 whole_runs_entries as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
-    where {{ goodput_run_is_rebuilt(part='whole') }}
+    where {{ goodput_run_is_rebuilt(part='whole', keyed=true) }}
 
 ),
 
@@ -29,7 +29,7 @@ appended_entries as (
     from {{ ref('int_goodput__entries_ordered') }} as entries
     inner join appended_runs
         on appended_runs.run_id = entries.run_id
-    where {{ goodput_run_is_rebuilt('entries.run_id', part='appended') }}
+    where {{ goodput_run_is_rebuilt('entries.run_id', part='appended', keyed=true) }}
         and entries.event_seq > appended_runs.appends_after_seq
 
 ),
@@ -51,7 +51,7 @@ carried_segments as (
     inner join appended_runs
         on appended_runs.run_id = stored.run_id
         and appended_runs.appends_after_seq = stored.event_seq
-    where {{ goodput_run_is_rebuilt('stored.run_id', part='appended') }}
+    where {{ goodput_run_is_rebuilt('stored.run_id', part='appended', keyed=true) }}
     {%- else %}
     select run_id, cast(null as {{ dbt.type_bigint() }}) as segment_no
     from appended_runs
@@ -97,5 +97,4 @@ segmented as (
 
 )
 
-select * from segmented
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('segmented') }}

@@ -28,7 +28,7 @@ appended_runs as (
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 

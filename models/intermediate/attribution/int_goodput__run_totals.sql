@@ -25,7 +25,7 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 

@@ -12,7 +12,7 @@ with
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
         and step_start_epoch is not null
 
 ),
@@ -20,7 +20,7 @@ entries as (
 intervals as (
 
     select * from {{ ref('int_goodput__step_productive_time') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 

@@ -55,7 +55,7 @@ entries as (
     from {{ ref('int_goodput__entries_ordered') }} as entries
     left join final_segments_before
         on final_segments_before.run_id = entries.run_id
-    where {{ goodput_run_is_rebuilt('entries.run_id') }}
+    where {{ goodput_run_is_rebuilt('entries.run_id', keyed=true) }}
         and entries.event_seq >= coalesce(final_segments_before.segment_start_seq, 0)
 
 ),

@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('new_entries', keeps_closed_segments_by='segment_no')) }}
+{{ config(**goodput_incremental_by_run('new_entries', keeps_closed_segments_by='segment_no', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   Consecutive step entries of a segment, as the library walks its step dict:
@@ -20,7 +20,7 @@ entries as (
 
     select entries.*
     from {{ ref('int_goodput__entries_segmented') }} as entries
-    where {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no', keyed=true) }}
 
 ),
 
@@ -96,5 +96,4 @@ classified as (
 
 )
 
-select * from classified
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('classified') }}

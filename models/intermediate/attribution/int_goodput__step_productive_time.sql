@@ -1,6 +1,7 @@
 {{ config(**goodput_incremental_by_run(
     'new_entries', keeps_closed_segments_by='segment_no',
-    reopened_by={'model': 'int_goodput__custom_badput_in_steps', 'key': 'event_seq', 'entry': 'event_end_seq'})) }}
+    reopened_by={'model': 'int_goodput__custom_badput_in_steps', 'key': 'event_seq', 'entry': 'event_end_seq'},
+    keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   Each step interval's productive time: the raw interval minus the custom badput
@@ -16,7 +17,7 @@ intervals as (
 
     select intervals.*
     from {{ ref('int_goodput__step_intervals') }} as intervals
-    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.segment_no', 'intervals.event_seq') }}
+    where {{ goodput_segment_is_rebuilt('intervals.run_id', 'intervals.segment_no', 'intervals.event_seq', keyed=true) }}
 
 ),
 
@@ -53,4 +54,4 @@ adjusted as (
 
 )
 
-select * from adjusted
+{{ goodput_select_keyed_by_run('adjusted') }}

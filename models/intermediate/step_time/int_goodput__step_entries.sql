@@ -4,6 +4,7 @@
         keeps_closed_segments_by='segment_no',
         partition_by=goodput_partition_by('step_start_at'),
         cluster_by=['run_id', 'segment_no'],
+        keyed=true,
     ))
 }}
 {{ goodput_check_incremental_state() }}
@@ -32,7 +33,7 @@ entries as (
         entries.step_start_epoch,
         entries.is_restart
     from {{ ref('int_goodput__entries_segmented') }} as entries
-    where {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no') }}
+    where {{ goodput_segment_is_rebuilt('entries.run_id', 'entries.segment_no', keyed=true) }}
         and entries.step_start_epoch is not null
 
 ),
@@ -65,5 +66,4 @@ final as (
 
 )
 
-select * from final
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('final') }}

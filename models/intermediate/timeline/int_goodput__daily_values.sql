@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('evaluated')) }}
+{{ config(**goodput_incremental_by_run('evaluated', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   Every measure of every run over each UTC day it ran: windows of 86,400 s
@@ -28,7 +28,7 @@ totals as (
 curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 
@@ -98,5 +98,4 @@ final as (
 
 )
 
-select * from final
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('final') }}

@@ -21,7 +21,7 @@ totals as (
 curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 

@@ -9,6 +9,7 @@
         cluster_by=goodput_cluster_by(['run_id', 'window_seconds']),
         on_schema_change='fail',
         goodput_rebuilt_when='evaluated',
+        goodput_run_keyed=true,
         pre_hook="{{ goodput_forget_windows_off_the_grid(ref('int_goodput__rolling_window_ends')) }}",
         post_hook=goodput_incremental_state_hooks()
     )
@@ -49,7 +50,7 @@ totals as (
 curves as (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 
@@ -86,7 +87,7 @@ previous as (
         max(final_segment_no) as previous_final_segment_no,
         max(window_end_epoch) as previous_last_end_epoch
     from {{ this }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
     group by run_id
 
 ),
@@ -107,7 +108,8 @@ moved as (
         inner join previous
             on previous.run_id = amounts.run_id
             and amounts.segment_no >= previous.previous_final_segment_no
-        where {{ goodput_rebuilt_runs_predicate('amounts.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries') }}
+        where {{ goodput_rebuilt_runs_predicate('amounts.run_id', ref('int_goodput__runs_to_rebuild'), 'new_entries',
+                                                key_column='amounts.run_key') }}
         union all
         select records.run_id, records.record_epoch as moved_epoch
         from ({{ goodput_slice_count_records(ref('int_goodput__entries_ordered')) }}) as records
@@ -180,6 +182,8 @@ stored as (
         on candidates.run_id = stored.run_id
         and candidates.window_end_epoch = stored.window_end_epoch
         and candidates.window_seconds = stored.window_seconds
+    {# the candidates' runs: a filter the scan prunes by (macros/cross_db/run_key.sql) #}
+    where {{ goodput_run_is_rebuilt('stored.run_id', keyed=true) }}
 
 ),
 
@@ -454,5 +458,4 @@ final as (
 
 )
 
-select * from final
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('final') }}

@@ -2,7 +2,7 @@
     'new_entries', keeps_closed_segments_by='segment_no',
     reopened_by={'model': 'int_goodput__custom_badput_in_steps', 'key': 'event_seq', 'entry': 'event_end_seq',
                  'column': 'source_seq'},
-    always_rebuilt_by='depends_on_whole_run')) }}
+    always_rebuilt_by='depends_on_whole_run', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   Every amount of the cumulative attribution, located on the time axis: one
@@ -48,14 +48,14 @@ productive_time as (
     select productive_time.*
     from {{ ref('int_goodput__step_productive_time') }} as productive_time
     where {{ goodput_segment_is_rebuilt('productive_time.run_id', 'productive_time.segment_no',
-                                        'productive_time.event_seq') }}
+                                        'productive_time.event_seq', keyed=true) }}
 
 ),
 
 first_step_time as (
 
     select * from {{ ref('int_goodput__step_productive_time') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
         and is_first_step
         and interval_class = 'productive'
 
@@ -126,7 +126,7 @@ disruptions as (
 entries as (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 
@@ -564,5 +564,4 @@ final as (
 
 )
 
-select * from final
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('final') }}

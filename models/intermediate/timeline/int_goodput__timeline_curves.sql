@@ -1,4 +1,4 @@
-{{ config(**goodput_incremental_by_run('evaluated', replaces_tails_by='at_offset')) }}
+{{ config(**goodput_incremental_by_run('evaluated', replaces_tails_by='at_offset', keyed=true)) }}
 {{ goodput_check_incremental_state() }}
 {#
   The cumulative curve of every measure of every run, as breakpoints: C(x) =
@@ -57,7 +57,7 @@ badput_types as (
 amounts as (
 
     select * from {{ ref('int_goodput__timeline_amounts') }}
-    where {{ goodput_run_is_rebuilt() }}
+    where {{ goodput_run_is_rebuilt(keyed=true) }}
 
 ),
 
@@ -192,7 +192,7 @@ stored as (
     from {{ this }} as stored
     inner join appended_runs
         on appended_runs.run_id = stored.run_id
-    where {{ goodput_run_is_rebuilt('stored.run_id') }}
+    where {{ goodput_run_is_rebuilt('stored.run_id', keyed=true) }}
 
 ),
 
@@ -541,11 +541,16 @@ final as (
     from slack
     where measure != 'COUNTED'
 
+),
+
+curves as (
+
+    select * from final
+    {%- if goodput_replaces_run_tails() %}
+    union all
+    select * from heads_again
+    {%- endif %}
+
 )
 
-select * from final
-{%- if goodput_replaces_run_tails() %}
-union all
-select * from heads_again
-{%- endif %}
-{{ goodput_rows_by_run() }}
+{{ goodput_select_keyed_by_run('curves') }}
