@@ -131,8 +131,9 @@ def dbt_bigquery(profiles: Path, target_path: Path, *args: str, **extra_vars: An
 def normalise(row: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, value in row.items():
-        # bookkeeping that differs between two warehouses of the same entries built different ways
-        if key in ("computed_at", "first_loaded_at", "last_loaded_at", "final_segment_no"):
+        # bookkeeping that differs between two warehouses of the same entries built different ways; run_key
+        # is DuckDB's alone (macros/cross_db/run_key.sql)
+        if key in ("computed_at", "first_loaded_at", "last_loaded_at", "final_segment_no", "run_key"):
             continue
         if isinstance(value, dt.datetime) and value.tzinfo is not None:
             value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
