@@ -62,6 +62,9 @@
   replaces_tails_by: a column that orders a run's rows (an offset on its
   time axis), for a model whose select may recompute an appended run from a
   point on and keep its stored rows before it (macros/incremental/run_tails.sql).
+  keyed: the model ends with goodput_select_keyed_by_run(): on DuckDB its rows
+  carry run_key, in its order, and its hooks delete by it too
+  (macros/cross_db/run_key.sql).
 -#}
 {% macro goodput_incremental_by_run(rebuilt_when, cluster_by=['run_id'], partition_by=none, appends_by=none,
                                     keeps_closed_segments_by=none, reopened_by=none, always_rebuilt_by=none,
@@ -122,6 +125,9 @@
   runs: 0.6 s -> 0.08 s).
   part (models configured with appends_by only): 'whole' keeps the runs
   recomputed whole, 'appended' those whose new entries are appended.
+  keyed: column's relation is a keyed model (goodput_select_keyed_by_run), so
+  the filter also lists the runs' keys in the run_key beside column, which
+  DuckDB's scan prunes row groups by (a binder error if it has none).
 -#}
 {% macro goodput_run_is_rebuilt(column='run_id', name_column=none, part=none, keyed=false) -%}
   {#- a unit test gives only the model's inputs, and builds from scratch -#}
