@@ -164,7 +164,8 @@
   {%- set ids = listed.run_ids -%}
   {%- if ids | length <= 1000 -%}
     {%- set keys = goodput_run_keys_among(listed.run_keys, key_column) -%}
-    {{ '(' ~ keys ~ goodput_run_ids_among(ids, column, name_column) ~ ')' if keys else goodput_run_ids_among(ids, column, name_column) }}
+    {%- set among = goodput_run_ids_among(ids, column, name_column) -%}
+    {{ '(' ~ keys ~ among ~ ')' if keys else among }}
   {%- else -%}
     {{ column }} in (select run_id from {{ runs_to_rebuild }} {{ which }})
   {%- endif -%}
@@ -312,6 +313,7 @@
   rows whose entry (goodput_appends_by) is at or before it.
 -#}
 {% macro goodput_forget_rebuilt_runs() -%}
+  {%- set keyed = config.get('goodput_run_keyed', false) -%}
   {%- if goodput_builds_incrementally() and config.get('goodput_keeps_closed_segments_by') -%}
     {%- set reopened_by = config.get('goodput_reopened_by') -%}
     {%- set always_rebuilt_by = config.get('goodput_always_rebuilt_by') -%}
@@ -319,11 +321,11 @@
     where {{ goodput_segment_is_rebuilt('stored.run_id', 'stored.' ~ config.get('goodput_keeps_closed_segments_by'),
                                         'stored.' ~ reopened_by.get('column', reopened_by.key) if reopened_by else none,
                                         'stored.' ~ always_rebuilt_by if always_rebuilt_by else none,
-                                        keyed=config.get('goodput_run_keyed', false)) }}
+                                        keyed=keyed) }}
   {%- elif goodput_builds_incrementally() and config.get('goodput_appends_by') -%}
     delete from {{ this }} as stored
-    where {{ goodput_run_is_rebuilt('stored.run_id', part='whole', keyed=config.get('goodput_run_keyed', false)) }}
-        or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended', keyed=config.get('goodput_run_keyed', false)) }}
+    where {{ goodput_run_is_rebuilt('stored.run_id', part='whole', keyed=keyed) }}
+        or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended', keyed=keyed) }}
             and stored.{{ config.get('goodput_appends_by') }} > (
                 select appended.appends_after_seq
                 from {{ ref('int_goodput__runs_to_rebuild') }} as appended
@@ -332,10 +334,10 @@
   {%- elif goodput_replaces_run_tails() -%}
     {#- an appended run's rows go in the strategy, from where the select recomputed it -#}
     delete from {{ this }}
-    where {{ goodput_run_is_rebuilt('run_id', keyed=config.get('goodput_run_keyed', false)) }}
+    where {{ goodput_run_is_rebuilt('run_id', keyed=keyed) }}
         and run_id not in (select run_id from {{ goodput_appended_runs() }} as appended_runs)
   {%- elif goodput_builds_incrementally() -%}
-    delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id', keyed=config.get('goodput_run_keyed', false)) }}
+    delete from {{ this }} where {{ goodput_run_is_rebuilt('run_id', keyed=keyed) }}
   {%- else -%}
     select 1 as nothing_to_forget
   {%- endif -%}
