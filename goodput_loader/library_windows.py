@@ -274,8 +274,29 @@ def _bigquery_output(target: str, profiles_dir: str | None, project_dir: str | N
     return project["profile"], output, dataset
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill this child when the push that started it dies (PR_SET_PDEATHSIG).
+
+    A push killed by its scheduler (a timeout, the OOM killer) would otherwise leave its window build
+    running with the warehouse attached, and the next command that opens the warehouse would fail on
+    DuckDB's file lock until that build ended. Elsewhere a no-op: the orphan ends with its build."""
+    import ctypes
+    import signal
+
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the push died before the request took effect
+        os._exit(1)
+
+
 def main() -> None:
     """Child process: a JSON spec on stdin, the rows as JSON on stdout, an actionable error on stderr."""
+    _die_with_parent()
     spec = json.load(sys.stdin)
     try:
         rows = _build_and_read(spec["duckdb_path"], spec["windows"], spec["project_dir"], spec["bigquery"])

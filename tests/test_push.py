@@ -195,6 +195,18 @@ def test_a_lost_reply_is_retried_and_every_point_lands_once(built, tmp_path):
         assert push(db, server.endpoint)["points_planned"] == 0
 
 
+def running_in_session(session_id: int) -> bool:
+    """Whether a process of that session is still running (a zombie has exited: its files are closed)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        if int(fields[3]) == session_id and fields[0] != "Z":
+            return True
+    return False
+
+
 def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tmp_path):
     """SIGKILL at random moments (bounded: six kills), then a push to the end."""
     import random
@@ -217,10 +229,18 @@ def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tm
         requests = len(json.loads(whole.stdout)["requests"])
         interrupted = 0
         for _ in range(6):
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # a session of its own, as a scheduler's job: its window build (a child process) is found by it
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
             time.sleep(startup + rng.uniform(0, server.delay * requests / 3))
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
+            # a kill inside the window build: the child dies with the push (PR_SET_PDEATHSIG), a moment
+            # later; until it has, it holds the warehouse's file lock
+            deadline = time.monotonic() + 60
+            while running_in_session(process.pid):
+                assert time.monotonic() < deadline, "a window build outlived its killed push"
+                time.sleep(0.05)
             interrupted += 0 < sum(len(p) for p in server.points().values()) < expected
         assert interrupted >= 3  # most kills stopped a push half-way, not before it started or after it ended
         server.delay = 0.0
