@@ -5,10 +5,11 @@
 The L profile (one run, 3.3M entries) is landed and built up to a cut; then the entries
 of the next 30 s, or of the next hour, arrive. Ours: `load` of those entries, the
 incremental `build` (models only, as a scheduled cycle would run it), and `push --dry-run`,
-each timed in its own process. The library's: a GoodputCalculator warmed on the entries up
-to the cut (get_job_goodput once, its cache filled), then its next poll with the new
-entries in its logger (get_job_goodput again: what its monitor does every 30 s, cache path
-included), timed in a child process. Nothing here asserts a time.
+each timed in its own process, each finding dbt's parse warm as a scheduled cycle does.
+The library's: a GoodputCalculator warmed on the entries up to the cut (get_job_goodput
+once, its cache filled), then its next poll with the new entries in its logger
+(get_job_goodput again: what its monitor does every 30 s, cache path included), timed in
+a child process. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -96,14 +97,18 @@ def run(repeats: int, work: Path) -> list[dict]:
             warm(db, cut)
             full = build(db, cut, MODELS_ONLY)
             result.setdefault("full_s", []).append(full.seconds)
-            warm(db, now)  # the cycle's parse: a scheduled refresh (no --as-of) always finds it
-            load = measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(db), str(sub / "later.ndjson")])
-            built = build(db, now, MODELS_ONLY)
             # L's entries lie in the simulated future: --since stands for the API's 25 hours before the
             # cycle's now, which push applies on its own to a run evaluated at the wall clock
             since = (dt.datetime.fromisoformat(now.replace("Z", "+00:00")) - dt.timedelta(hours=25)).isoformat()
-            push = measure([str(BIN / "goodput-loader"), "push", "--duckdb", str(db), "--project", "p", "--location",
-                            "us-central2", "--dry-run", "--since", since])
+            push_command = [str(BIN / "goodput-loader"), "push", "--duckdb", str(db), "--project", "p", "--location",
+                            "us-central2", "--dry-run", "--since", since]
+            # the previous cycle's push, not timed: its window build leaves dbt's parse of the scratch target
+            # warm (library_windows.scratch_dir), as a scheduled refresh of this warehouse always finds it
+            measure(push_command)
+            warm(db, now)  # the cycle's parse: a scheduled refresh (no --as-of) always finds it
+            load = measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(db), str(sub / "later.ndjson")])
+            built = build(db, now, MODELS_ONLY)
+            push = measure(push_command)
             for key, value in [("load_s", load.seconds), ("build_s", built.seconds), ("push_s", push.seconds),
                                ("cycle_s", load.seconds + built.seconds + push.seconds),
                                ("cycle_rss", max(load.rss_mb, built.rss_mb, push.rss_mb))]:
