@@ -208,7 +208,9 @@ def running_in_session(session_id: int) -> bool:
 
 
 def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tmp_path):
-    """SIGKILL at random moments (bounded: six kills), then a push to the end."""
+    """SIGKILL six times, then a push to the end: three kills at a random moment of a push's start (reading
+    the warehouse, its window build), three while it sends, each after a random number of requests reached
+    the server (its reply not yet back: the server holds each for 0.1 s)."""
     import random
     import signal
     import subprocess
@@ -220,19 +222,28 @@ def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tm
     expected = planned_points(db)
     rng = random.Random(7)
     with FakeMonitoring() as server:
-        server.delay = 0.1  # each request takes 0.1 s: the push lasts seconds, and a kill lands inside it
+        server.delay = 0.1
         command = [str(BIN / "goodput-loader"), "push", "--duckdb", str(db), *ARGS, "--endpoint", server.endpoint]
         started = time.monotonic()
         whole = subprocess.run(command + ["--dry-run"], capture_output=True, timeout=120)
         assert whole.returncode == 0
         startup = time.monotonic() - started
         requests = len(json.loads(whole.stdout)["requests"])
+        assert requests >= 8  # enough that three kills while sending each leave requests unsent
         interrupted = 0
-        for _ in range(6):
+        for kill in range(6):
             # a session of its own, as a scheduler's job: its window build (a child process) is found by it
+            calls = server.calls
             process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        start_new_session=True)
-            time.sleep(startup + rng.uniform(0, server.delay * requests / 3))
+            if kill % 2 == 0:
+                time.sleep(rng.uniform(0, startup))
+            else:
+                sent = rng.randint(1, max(1, requests // 4))
+                deadline = time.monotonic() + 120
+                while server.calls < calls + sent and process.poll() is None:
+                    assert time.monotonic() < deadline, "the push sent nothing for two minutes"
+                    time.sleep(0.01)
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
             # a kill inside the window build: the child dies with the push (PR_SET_PDEATHSIG), a moment
@@ -241,8 +252,8 @@ def test_a_push_killed_at_any_moment_resumes_and_sends_each_point_once(built, tm
             while running_in_session(process.pid):
                 assert time.monotonic() < deadline, "a window build outlived its killed push"
                 time.sleep(0.05)
-            interrupted += 0 < sum(len(p) for p in server.points().values()) < expected
-        assert interrupted >= 3  # most kills stopped a push half-way, not before it started or after it ended
+            interrupted += kill % 2 == 1 and 0 < sum(len(p) for p in server.points().values()) < expected
+        assert interrupted == 3  # every kill while sending stopped a push half-way
         server.delay = 0.0
         final = push(db, server.endpoint)
         assert final["failed"] == []
