@@ -1,10 +1,16 @@
-{{ config(goodput_tested_runs='landed_since_last_build') }}
+{{ config(goodput_tested_runs='landed_since_last_build',
+          materialized='table' if goodput_library_window_mode() else 'view') }}
 {#
   One typed row per landed entry. Renaming and typing only: every key the
   recorder or Orbax's checkpoint logger writes becomes a column (epoch seconds
   stay float64, exactly as written, for the arithmetic downstream), plus the
   entry's event kind and event time for people reading the table. The entries
   come from the source var('goodput_source') names (macros/sources).
+
+  A view: each build reads only what it needs of it (the new entries' runs).
+  A window build (macros/library_windows) makes it a table of the windows'
+  entries instead: finding them reads the time in every landed payload, which
+  its three readers would otherwise do each (at L 3.3M payloads, 0.8 s a read).
 #}
 
 with
