@@ -47,6 +47,21 @@ class _Context:
             click.echo(message, err=True)
 
 
+def _json_one_line_each(data: dict[str, Any], key: str) -> str:
+    """data as indented JSON, except that each item of the list data[key] is one compact line.
+
+    A dry run's requests reach tens of MB (a month of rolling windows: 66,000 points in 50 MB at L);
+    json's indenting encoder is pure Python and took 1.8 s of a 12 s push to print them, the compact one
+    is C. One request per line also suits grep, head and wc."""
+    items = data.get(key)
+    rest = {name: value for name, value in data.items() if name != key}
+    if not items:
+        return json.dumps(data, indent=2, default=str)
+    lines = ",\n".join(f"    {json.dumps(item, default=str, separators=(',', ':'))}" for item in items)
+    head = json.dumps(rest, indent=2, default=str)[:-2] + "," if rest else "{"  # the object left open
+    return f"{head}\n  {json.dumps(key)}: [\n{lines}\n  ]\n}}"
+
+
 def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
@@ -683,7 +698,7 @@ def push(duckdb_path: str, since: str | None, dry_run: bool, endpoint: str | Non
     )
     summary = _run(run_push, request)
     if as_json or dry_run:
-        click.echo(json.dumps(summary, indent=2, default=str))
+        click.echo(_json_one_line_each(summary, "requests"))
     else:
         click.echo(f"{summary['points_written']} points written in {summary['requests_sent']} requests "
                    f"({summary['already_pushed']} already pushed, {summary['dropped_too_old']} older than "

@@ -93,31 +93,71 @@ def _scratch_env(path: Path) -> Iterator[None]:
             os.environ["GOODPUT_LIBRARY_WINDOWS_DUCKDB"] = previous
 
 
+class WindowBuildProcess:
+    """The child process a window build runs in, started before its windows are known.
+
+    dbt runs in a child: dbt-duckdb keeps its DuckDB instance (with the warehouse attached) for the life
+    of the process, and push holds the warehouse itself before and after. The child imports dbt (1.5 s)
+    as soon as it starts and then waits for its windows on stdin, so a push that starts it before reading
+    the marts has that import done by the time it knows its live windows. Close it (or leave the `with`)
+    when no build is needed: it exits without opening anything."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = subprocess.Popen(
+            [sys.executable, "-m", "goodput_loader.library_windows"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def __enter__(self) -> WindowBuildProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End a child that was never given windows: its stdin closes empty and it exits (killed if it
+        has not within 30 s)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.communicate("", timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+
+    def rows(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        """Send the spec, wait for the build, return its rows (JSON as the child wrote them)."""
+        process, self._process = self._process, None
+        if process is None:
+            raise RuntimeError("a WindowBuildProcess builds once")
+        stdout, stderr = process.communicate(json.dumps(spec))
+        if process.returncode != 0:
+            lines = stderr.strip().splitlines()
+            raise LoaderError(lines[-1] if lines else f"the window build exited {process.returncode}")
+        return json.loads(stdout)
+
+
 def library_window_rows(duckdb_path: str, windows: list[Window], project_dir: str | None = None,
-                        bigquery: BigQueryBuild | None = None) -> list[dict[str, Any]]:
+                        bigquery: BigQueryBuild | None = None,
+                        process: WindowBuildProcess | None = None) -> list[dict[str, Any]]:
     """Every window's measures as the library computes them (rows of goodput_library_window_results:
     window_no, run_id, invalid_reason, elapsed_seconds, measure, seconds, pct, ...), built on the
     DuckDB warehouse at duckdb_path, or on BigQuery when `bigquery` says how.
 
-    dbt runs in a child process: dbt-duckdb keeps its DuckDB instance (with the warehouse attached) for
-    the life of the process, and push holds the warehouse itself before and after."""
-    if not windows:
-        return []
-    if bigquery is None and not Path(duckdb_path).exists():
-        raise LoaderError(f"{duckdb_path} does not exist: load entries first (goodput-loader load ...)")
-    spec = {"duckdb_path": "" if bigquery else str(duckdb_path), "project_dir": project_dir,
-            "bigquery": None if bigquery is None else {"target": bigquery.target,
-                                                       "profiles_dir": bigquery.profiles_dir,
-                                                       "variables": bigquery.variables},
-            "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end), "read_by": w.read_by,
-                         "elastic": w.elastic} for w in windows]}
-    child = subprocess.run([sys.executable, "-m", "goodput_loader.library_windows"], input=json.dumps(spec),
-                           capture_output=True, text=True)
-    if child.returncode != 0:
-        lines = child.stderr.strip().splitlines()
-        raise LoaderError(lines[-1] if lines else f"the window build exited {child.returncode}")
-    return [{k: dt.datetime.fromisoformat(v) if k in _TIMES and v else v for k, v in row.items()}
-            for row in json.loads(child.stdout)]
+    The build runs in `process` (started earlier, see WindowBuildProcess), or in a child started now."""
+    with process or WindowBuildProcess() as child:
+        if not windows:
+            return []
+        if bigquery is None and not Path(duckdb_path).exists():
+            raise LoaderError(f"{duckdb_path} does not exist: load entries first (goodput-loader load ...)")
+        spec = {"duckdb_path": "" if bigquery else str(duckdb_path), "project_dir": project_dir,
+                "bigquery": None if bigquery is None else {"target": bigquery.target,
+                                                           "profiles_dir": bigquery.profiles_dir,
+                                                           "variables": bigquery.variables},
+                "windows": [{"run": w.run, "start": iso(w.start), "end": iso(w.end), "read_by": w.read_by,
+                             "elastic": w.elastic} for w in windows]}
+        rows = child.rows(spec)
+    return [{k: dt.datetime.fromisoformat(v) if k in _TIMES and v else v for k, v in row.items()} for row in rows]
 
 
 _TIMES = ("requested_start_at", "requested_end_at", "counted_from_at", "counted_until_at")
@@ -303,7 +343,12 @@ def _die_with_parent() -> None:
 def main() -> None:
     """Child process: a JSON spec on stdin, the rows as JSON on stdout, an actionable error on stderr."""
     _die_with_parent()
-    spec = json.load(sys.stdin)
+    from dbt.cli.main import dbtRunner  # noqa: F401  (imported while the parent is still reading the marts)
+
+    text = sys.stdin.read()
+    if not text.strip():  # closed unused (WindowBuildProcess.close)
+        return
+    spec = json.loads(text)
     try:
         rows = _build_and_read(spec["duckdb_path"], spec["windows"], spec["project_dir"], spec["bigquery"])
     except LoaderError as exc:

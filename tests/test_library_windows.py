@@ -308,3 +308,16 @@ def test_window_builds_store_their_windows_keep_dbts_parse_warm_and_leave_nothin
         rows = json.loads(shown.stdout)["show"]
         assert {(r["measure"], r["custom_badput_event_type"]): r["pct"] for r in rows} == pytest.approx(
             {key: value[3] for key, value in first[1].items()}, abs=1e-9), listed
+
+
+def test_a_window_build_process_closed_unused_exits_without_building():
+    """push starts the window build's child before it knows its windows (dbt imports meanwhile); when it
+    then needs none (or fails reading the marts), closing the child ends it cleanly, having built nothing."""
+    from goodput_loader.library_windows import WindowBuildProcess
+
+    process = WindowBuildProcess()
+    child = process._process
+    assert child is not None and child.poll() is None
+    process.close()
+    assert child.returncode == 0
+    assert library_window_rows("/nonexistent/warehouse.duckdb", [], process=WindowBuildProcess()) == []

@@ -275,6 +275,9 @@ def test_dry_run_prints_requests_that_obey_the_api_rules(built, tmp_path):
     result = run_cli("push", "--duckdb", db, *ARGS, "--dry-run")
     data = json.loads(result.stdout)
     assert data["requests"] and data["points_written"] == 0
+    # the summary indented, then one request per line (for grep, head and wc)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("    {")]
+    assert [json.loads(line.rstrip(",")) for line in lines] == data["requests"]
     last: dict[str, str] = {}
     for req in data["requests"]:
         assert req["name"] == "projects/proj" and len(req["timeSeries"]) <= 200

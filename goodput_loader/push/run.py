@@ -9,11 +9,12 @@ written, and an interrupted push resumes where it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from goodput_loader.library_windows import BigQueryBuild, Window, library_window_rows
+from goodput_loader.library_windows import BigQueryBuild, Window, WindowBuildProcess, library_window_rows
 from goodput_loader.push.sender import Sender, make_client
 from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points,
                                          interval_efficiency_points, interval_points, plan_requests, to_json)
@@ -76,26 +77,31 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     ids = [run["run_id"] for run in runs]
     semantics = request.interval_semantics
     live_ids = [run["run_id"] for run in chosen] if semantics == "library" else ids
-    breakdown: dict[str, list[dict[str, Any]]] = {}
-    for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
-        breakdown.setdefault(row["run_id"], []).append(row)
-    points = [p for run in runs for p in cumulative_points(request.target, run, breakdown.get(run["run_id"], []))]
     oldest = now - MAX_AGE
     times = {"since": max(request.since, oldest) if request.since else oldest}
-    goodput = marts.rows("""
-        select run_name, window_seconds, window_end_at as end_at, goodput_pct from {t}fct_goodput_rolling
-        where not is_partial and run_id in {runs} and window_end_at >= {since}""", ids, times)
-    badput = marts.rows("""
-        select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm, badput_pct
-        from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}""",
-                        ids, times)
     live = marts.rows("""
         select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
         from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
+    # the window build's child starts now: it imports dbt while the marts are read
+    with WindowBuildProcess() if semantics == "library" and live else contextlib.nullcontext() as process:
+        breakdown: dict[str, list[dict[str, Any]]] = {}
+        for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
+            breakdown.setdefault(row["run_id"], []).append(row)
+        points = [p for run in runs
+                  for p in cumulative_points(request.target, run, breakdown.get(run["run_id"], []))]
+        goodput = marts.rows("""
+            select run_name, window_seconds, window_end_at as end_at, goodput_pct from {t}fct_goodput_rolling
+            where not is_partial and run_id in {runs} and window_end_at >= {since}""", ids, times)
+        badput = marts.rows("""
+            select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm,
+                badput_pct
+            from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}""",
+                            ids, times)
+        if semantics == "library":
+            elastic = {run["run_id"]: bool(run.get("is_elastic")) for run in chosen}
+            with marts.released():
+                live_goodput, live_badput, live_efficiency = library_live_windows(request, live, elastic, process)
     if semantics == "library":
-        elastic = {run["run_id"]: bool(run.get("is_elastic")) for run in chosen}
-        with marts.released():
-            live_goodput, live_badput, live_efficiency = library_live_windows(request, live, elastic)
         points_efficiency = interval_efficiency_points(request.target, live_efficiency)
     else:
         live_goodput = live
@@ -122,7 +128,8 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     return points + interval_points(request.target, goodput, badput) + points_efficiency, shared, too_old
 
 
-def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elastic: dict[str, bool]
+def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elastic: dict[str, bool],
+                         process: WindowBuildProcess | None = None
                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval Goodput/Badput of each live window as the library's rolling-window monitor computes it
     (get_interval_metric_details over [end - size, end]; ElasticGoodputMonitor's for the runs `elastic`
@@ -135,7 +142,7 @@ def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elast
     goodput: list[dict[str, Any]] = []
     badput: list[dict[str, Any]] = []
     efficiency: list[dict[str, Any]] = []
-    for row in library_window_rows(request.duckdb_path, windows, request.project_dir, request.window_build()):
+    for row in library_window_rows(request.duckdb_path, windows, request.project_dir, request.window_build(), process):
         window = live[int(row["window_no"])]
         if row["invalid_reason"] is not None:
             continue

@@ -155,11 +155,15 @@
         landed.source,
         landed.loaded_at
     from (
+        {#- the windows' runs first: their time is in the payload, and parsing it is most of the cost #}
         select
             *,
             {{ goodput_payload_time('payload') }} as payload_time_epoch,
             {{ goodput_timestamp_to_epoch_us(adapter.quote('timestamp')) }} as logged_us
         from ({{ landed }}) as all_landed
+        where all_landed.run_name in (select window_run from ({{ goodput_library_window_rows() }}) as runs)
+            or {{ dbt.split_part('all_landed.log_name', "'/'", 2) }} || '/' || all_landed.run_name
+                in (select window_run from ({{ goodput_library_window_rows() }}) as runs)
     ) as landed
     inner join ({{ goodput_library_window_rows() }}) as windows
         on (
