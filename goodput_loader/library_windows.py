@@ -145,9 +145,11 @@ def library_window_rows(duckdb_path: str, windows: list[Window], project_dir: st
     DuckDB warehouse at duckdb_path, or on BigQuery when `bigquery` says how.
 
     The build runs in `process` (started earlier, see WindowBuildProcess), or in a child started now."""
+    if not windows:
+        if process is not None:
+            process.close()
+        return []
     with process or WindowBuildProcess() as child:
-        if not windows:
-            return []
         if bigquery is None and not Path(duckdb_path).exists():
             raise LoaderError(f"{duckdb_path} does not exist: load entries first (goodput-loader load ...)")
         spec = {"duckdb_path": "" if bigquery else str(duckdb_path), "project_dir": project_dir,

@@ -310,9 +310,11 @@ def test_window_builds_store_their_windows_keep_dbts_parse_warm_and_leave_nothin
             {key: value[3] for key, value in first[1].items()}, abs=1e-9), listed
 
 
-def test_a_window_build_process_closed_unused_exits_without_building():
+def test_a_window_build_process_closed_unused_exits_without_building(monkeypatch):
     """push starts the window build's child before it knows its windows (dbt imports meanwhile); when it
-    then needs none (or fails reading the marts), closing the child ends it cleanly, having built nothing."""
+    then needs none (or fails reading the marts), closing the child ends it cleanly, having built nothing;
+    and no windows start no child at all (a push over finished runs would pay dbt's import for nothing)."""
+    from goodput_loader import library_windows
     from goodput_loader.library_windows import WindowBuildProcess
 
     process = WindowBuildProcess()
@@ -321,3 +323,9 @@ def test_a_window_build_process_closed_unused_exits_without_building():
     process.close()
     assert child.returncode == 0
     assert library_window_rows("/nonexistent/warehouse.duckdb", [], process=WindowBuildProcess()) == []
+
+    def no_child(self: WindowBuildProcess) -> None:
+        raise AssertionError("a window build process was started for no windows")
+
+    monkeypatch.setattr(library_windows.WindowBuildProcess, "__init__", no_child)
+    assert library_window_rows("/nonexistent/warehouse.duckdb", []) == []

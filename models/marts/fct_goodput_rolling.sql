@@ -121,6 +121,27 @@ window_ends as (
 
 ),
 
+{#- Each window end reads the last step event at or before it, so the sweep starts at each run's last
+    event before its earliest window end: the few minutes of windows an hourly build adds, not the
+    run's every productive step (at L 1M, whose sort was most of this model). -#}
+sweep_from as (
+
+    select
+        earliest_ends.run_id,
+        max(step_events.at_offset) as at_offset
+    from (
+        select run_id, min(end_offset) as end_offset
+        from window_ends
+        group by run_id
+    ) as earliest_ends
+    left join step_events
+        on step_events.run_id = earliest_ends.run_id
+        and step_events.at_offset < earliest_ends.end_offset
+        and step_events.step is not null
+    group by earliest_ends.run_id
+
+),
+
 swept as (
 
     select
@@ -133,9 +154,13 @@ swept as (
             rows between unbounded preceding and current row
         ) as max_step
     from (
-        select run_id, at_offset, 0 as is_point, segment_no, event_order, step
+        select step_events.run_id, step_events.at_offset, 0 as is_point, step_events.segment_no,
+            step_events.event_order, step_events.step
         from step_events
-        where run_id in (select run_id from window_ends)
+        inner join sweep_from
+            on sweep_from.run_id = step_events.run_id
+        where sweep_from.at_offset is null
+            or step_events.at_offset >= sweep_from.at_offset
         union all
         select run_id, end_offset, 1, null, null, null from window_ends
     ) as merged
