@@ -52,18 +52,18 @@
 {%- set segmented_of_new_runs = 'true' -%}
 {%- set stored_from_earliest_new = 'true' -%}
 {%- if may_append -%}
-  {%- set found = run_query("select distinct run_id from " ~ ref('stg_goodput__events') ~ " where "
+  {#- one read of the new entries for both: the earliest over every run, before the limit cuts the list -#}
+  {%- set found = run_query("select run_id, min(earliest_us) over () as earliest_us from (select run_id, min("
+                            ~ "case when is_counted then " ~ goodput_timestamp_to_epoch_us('entry_at') ~ " end)"
+                            ~ " as earliest_us from " ~ ref('stg_goodput__events') ~ " where "
                             ~ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us)
-                            ~ " and run_id is not null order by run_id limit 1001") -%}
+                            ~ " and run_id is not null group by run_id) as new_runs order by run_id limit 1001") -%}
   {%- set new_run_ids = found.columns[0].values() | list -%}
   {%- if new_run_ids | length <= 1000 -%}
     {%- set stored_of_new_runs = goodput_run_ids_among(new_run_ids, 'stored.run_id') -%}
     {%- set segmented_of_new_runs = goodput_run_ids_among(new_run_ids, 'segmented.run_id') -%}
   {%- endif -%}
-  {%- set earliest = run_query("select min(" ~ goodput_timestamp_to_epoch_us('entry_at') ~ ") from "
-                               ~ ref('stg_goodput__events') ~ " where "
-                               ~ goodput_loaded_after('loaded_at', watermark_us - late_arrival_us)
-                               ~ " and is_counted").columns[0].values()[0] -%}
+  {%- set earliest = found.columns[1].values()[0] if new_run_ids else none -%}
   {%- if earliest is not none -%}
     {%- set stored_from_earliest_new = 'stored.entry_at >= '
         ~ goodput_epoch_to_timestamp(((earliest | int) - 1000000) ~ ' / 1000000.0') -%}
