@@ -144,40 +144,6 @@ with_counted as (
 
 ),
 
-events as (
-
-    {#- Each span adds its slope and its intercept at its start and takes
-        them back at its end, where its amount lands; a point (shorter than a
-        microsecond) jumps by its amount. -#}
-    {% set is_span = "end_offset - start_offset > 1e-6" %}
-    {% set slope = "amount / (end_offset - start_offset)" %}
-    select
-        run_id,
-        measure,
-        custom_badput_event_type,
-        start_offset as at_offset,
-        case when {{ is_span }} then 0 else amount end as jump,
-        {{ goodput_exact("case when " ~ is_span ~ " then " ~ slope ~ " else 0 end") }} as slope_delta,
-        {{ goodput_exact("case when " ~ is_span ~ " then 0 else amount end") }}
-            - {{ goodput_exact("case when " ~ is_span ~ " then " ~ slope ~ " * start_offset else 0 end") }}
-            as intercept_delta
-    from with_counted
-
-    union all
-
-    select
-        run_id,
-        measure,
-        custom_badput_event_type,
-        end_offset,
-        0,
-        -{{ goodput_exact(slope) }},
-        {{ goodput_exact(slope ~ " * start_offset") }} + {{ goodput_exact("amount") }}
-    from with_counted
-    where {{ is_span }}
-
-),
-
 {%- if goodput_replaces_run_tails() %}
 
 appended_runs as (
@@ -231,20 +197,10 @@ cuts as (
 
 ),
 
+{#- every measure's exact sums just before the cut, from the rows themselves -#}
 state_before_cut as (
 
-    select
-        events.run_id,
-        events.measure,
-        events.custom_badput_event_type,
-        max(events.at_offset) as at_offset,
-        sum(events.slope_delta) as slope_exact,
-        sum(events.intercept_delta) as intercept_exact
-    from events
-    inner join cuts
-        on cuts.run_id = events.run_id
-        and events.at_offset < cuts.cut_offset
-    group by events.run_id, events.measure, events.custom_badput_event_type
+    {{ goodput_curve_state_before('with_counted', 'cuts') }}
 
 ),
 
@@ -302,23 +258,41 @@ heads_that_stand as (
 
 ),
 
+{#- the events from the cut on of the runs whose head stands: rows ending there or later -#}
+tail_rows as (
+
+    select with_counted.*
+    from with_counted
+    inner join heads_that_stand
+        on heads_that_stand.run_id = with_counted.run_id
+    inner join cuts
+        on cuts.run_id = with_counted.run_id
+    where with_counted.end_offset >= cuts.cut_offset
+
+),
+
+tail_events as (
+
+    select tail_events.*
+    from ({{ goodput_curve_events('tail_rows') }}) as tail_events
+    inner join cuts
+        on cuts.run_id = tail_events.run_id
+    where tail_events.at_offset >= cuts.cut_offset
+
+),
+
 counted_tails as (
 
     {#- COUNTED from the cut on, for its lowest slack: S = x - C(x), either side of a jump -#}
     select
-        events.run_id,
-        events.at_offset,
-        sum(events.jump) as jump,
-        sum(events.slope_delta) as slope_delta,
-        sum(events.intercept_delta) as intercept_delta
-    from events
-    inner join heads_that_stand
-        on heads_that_stand.run_id = events.run_id
-    inner join cuts
-        on cuts.run_id = events.run_id
-    where events.measure = 'COUNTED'
-        and events.at_offset >= cuts.cut_offset
-    group by events.run_id, events.at_offset
+        run_id,
+        at_offset,
+        sum(jump) as jump,
+        sum(slope_delta) as slope_delta,
+        sum(intercept_delta) as intercept_delta
+    from tail_events
+    where measure = 'COUNTED'
+    group by run_id, at_offset
 
 ),
 
@@ -421,25 +395,48 @@ heads_again as (
 
 ),
 
+whole_run_rows as (
+
+    select with_counted.*
+    from with_counted
+    left join tails
+        on tails.run_id = with_counted.run_id
+    where tails.run_id is null
+
+),
+
 {%- endif %}
+
+{#- every event of a run built whole; a kept run's from its cut on -#}
+events as (
+
+    {%- if goodput_replaces_run_tails() %}
+    {{ goodput_curve_events('whole_run_rows') }}
+
+    union all
+
+    select tail_events.*
+    from tail_events
+    inner join tails
+        on tails.run_id = tail_events.run_id
+    {%- else %}
+    {{ goodput_curve_events('with_counted') }}
+    {%- endif %}
+
+),
 
 breakpoints as (
 
     select
-        events.run_id,
-        events.measure,
-        events.custom_badput_event_type,
-        events.at_offset,
-        sum(events.jump) as jump,
-        sum(events.slope_delta) as slope_delta,
-        sum(events.intercept_delta) as intercept_delta
+        run_id,
+        measure,
+        custom_badput_event_type,
+        at_offset,
+        sum(jump) as jump,
+        sum(slope_delta) as slope_delta,
+        sum(intercept_delta) as intercept_delta
     from events
-    {%- if goodput_replaces_run_tails() %}
-    left join tails
-        on tails.run_id = events.run_id
-    where tails.run_id is null or events.at_offset >= tails.cut_offset
-    {%- endif %}
-    group by events.run_id, events.measure, events.custom_badput_event_type, events.at_offset
+    group by run_id, measure, custom_badput_event_type, at_offset
 
 ),
 
