@@ -16,7 +16,7 @@ segments as (
 
 ),
 
-entries as (
+entries as {{ goodput_cte_read_in_place() }} (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
     where {{ goodput_run_is_rebuilt(keyed=true) }}

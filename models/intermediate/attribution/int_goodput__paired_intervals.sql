@@ -25,7 +25,7 @@ appended_runs as (
 
 ),
 
-entries as (
+entries as {{ goodput_cte_read_in_place() }} (
 
     select * from {{ ref('int_goodput__entries_segmented') }}
     where {{ goodput_run_is_rebuilt(keyed=true) }}

@@ -22,7 +22,7 @@
 
 with
 
-entries as (
+entries as {{ goodput_cte_read_in_place() }} (
 
     select * from {{ ref('int_goodput__entries_ordered') }}
     where {{ goodput_run_is_rebuilt(keyed=true) }}

@@ -18,7 +18,7 @@ totals as (
 
 ),
 
-curves as (
+curves as {{ goodput_cte_read_in_place() }} (
 
     select * from {{ ref('int_goodput__timeline_curves') }}
     where {{ goodput_run_is_rebuilt(keyed=true) }}

@@ -152,7 +152,7 @@ appended_runs as (
 
 ),
 
-stored as (
+stored as {{ goodput_cte_read_in_place() }} (
 
     select stored.*
     from {{ this }} as stored
