@@ -37,6 +37,20 @@
 {% set grid = var('rolling_grid_seconds') | int %}
 {% set windows = var('rolling_windows_seconds') %}
 
+{#- The start of a window whose size is a multiple of the cadence (the
+    library's 1 h, 1 d, 3 d, 5 d on a 60 s grid) is a grid point too, so its
+    C(start) is the C(end) of the grid point `size / cadence` steps back: one
+    sweep gives C at every grid point and lag() reads the starts, instead of
+    two joins of every window against the points. Other sizes add their starts
+    to the sweep and join them back. An incremental build sweeps from one
+    largest window before the first end it recomputes. -#}
+{% set on_grid = [] %}
+{% set off_grid = [] %}
+{% for size in windows %}
+    {% do (on_grid if (size | int) % grid == 0 else off_grid).append(size | int) %}
+{% endfor %}
+{% set longest = windows | map('int') | max %}
+
 with
 
 totals as (
@@ -158,11 +172,55 @@ check_points as (
 
 ),
 
+{%- if not off_grid %}
+
+{#- the breakpoints the check and a kept run's sweep can land on, found once: from the earlier of the
+    check's first point and the first point the sweep reads when the check passes (its whole curve
+    otherwise, below). Each search for every measure's last breakpoint before a point reads the run's
+    whole stored curve (0.2 s at L) -#}
+reach_points as (
+
+    select run_id, at_offset from check_points
+
+    union all
+
+    select
+        runs.run_id,
+        least(
+            greatest(
+                greatest(runs.first_window_end_epoch, candidates.window_end_epoch - {{ longest }})
+                    - runs.elapsed_origin_epoch,
+                0
+            ),
+            totals.total_elapsed_seconds
+        ) as at_offset
+    from runs
+    inner join candidates
+        on candidates.run_id = runs.run_id
+    inner join totals
+        on totals.run_id = runs.run_id
+
+),
+
+reachable_curves as (
+
+    {{ goodput_reachable_breakpoints('reach_points', 'curves') }}
+
+),
+
+check_at_points as (
+
+    {{ goodput_measures_at('check_points', 'reachable_curves', method='lookup', points_cover_runs=true) }}
+
+),
+{%- else %}
+
 check_at_points as (
 
     {{ goodput_measures_at('check_points', 'curves', method='lookup') }}
 
 ),
+{%- endif %}
 
 check_amounts as (
 
@@ -241,20 +299,6 @@ recompute_from as (
 
 {% endif %}
 
-{#- The start of a window whose size is a multiple of the cadence (the
-    library's 1 h, 1 d, 3 d, 5 d on a 60 s grid) is a grid point too, so its
-    C(start) is the C(end) of the grid point `size / cadence` steps back: one
-    sweep gives C at every grid point and lag() reads the starts, instead of
-    two joins of every window against the points. Other sizes add their starts
-    to the sweep and join them back. An incremental build sweeps from one
-    largest window before the first end it recomputes. -#}
-{% set on_grid = [] %}
-{% set off_grid = [] %}
-{% for size in windows %}
-    {% do (on_grid if (size | int) % grid == 0 else off_grid).append(size | int) %}
-{% endfor %}
-{% set longest = windows | map('int') | max %}
-
 grid as (
 
     select
@@ -299,12 +343,33 @@ sweep_points as (
 
 {%- if is_incremental() %}
 
-{#- the breakpoints a point can reach when an incremental build sweeps from a later point: a CTE of
-    their own, as the reduction below reads them twice (written into it twice, the last breakpoint of
-    each measure before the sweep was found twice over the run's whole curve: 0.25 s at L) -#}
+{#- the breakpoints the sweep can reach: a run that passed the check sweeps from one longest window
+    before its candidate (or its first window end), a point of reach_points, so reachable_curves holds
+    them; a run recomputed whole sweeps its whole curve. A CTE of its own, as the reduction below reads
+    it twice -#}
+{% set curve_columns = goodput_curve_columns() %}
 sweep_curves as (
 
-    {{ goodput_reachable_breakpoints('sweep_points', 'curves') }}
+    select {{ 'reachable_curves.' ~ curve_columns | join(', reachable_curves.') }}
+    from reachable_curves
+    inner join candidates
+        on candidates.run_id = reachable_curves.run_id
+    inner join recompute_from
+        on recompute_from.run_id = reachable_curves.run_id
+        and recompute_from.from_epoch = candidates.window_end_epoch
+
+    union all
+
+    select {{ 'curves.' ~ curve_columns | join(', curves.') }}
+    from curves
+    inner join (
+        select recompute_from.run_id
+        from recompute_from
+        left join candidates
+            on candidates.run_id = recompute_from.run_id
+        where candidates.run_id is null or recompute_from.from_epoch != candidates.window_end_epoch
+    ) as whole_runs
+        on whole_runs.run_id = curves.run_id
 
 ),
 {%- endif %}
