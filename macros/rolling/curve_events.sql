@@ -10,7 +10,7 @@
   without writing the events out.
 #}
 
-{#- A span lasts a microsecond or more; its slope spreads its amount over it. `of`: a qualifier. -#}
+{#- A span lasts more than a microsecond; its slope spreads its amount over it. `of`: a qualifier. -#}
 {% macro goodput_curve_is_span(of='') -%}
 {{ of }}end_offset - {{ of }}start_offset > 1e-6
 {%- endmacro %}
