@@ -39,28 +39,29 @@
   An ISO 8601 literal (UTC when it has no offset) as epoch seconds.
 #}
 {% macro goodput_iso_to_epoch(iso) -%}
-  {{ return(adapter.dispatch('goodput_iso_to_epoch', 'goodput_warehouse')(iso)) }}
-{%- endmacro %}
-
-{% macro default__goodput_iso_to_epoch(iso) -%}
-  (epoch_us(cast({{ goodput_string_literal(iso) }} as timestamptz)) / 1000000.0)
-{%- endmacro %}
-
-{% macro bigquery__goodput_iso_to_epoch(iso) -%}
-  (unix_micros(timestamp({{ goodput_string_literal(iso) }})) / 1000000.0)
+  ({{ goodput_iso_text_to_epoch_us(goodput_string_literal(iso)) }} / 1000000.0)
 {%- endmacro %}
 
 {#- An ISO 8601 literal -> epoch microseconds (an exact integer, to compare with TIMESTAMP columns). -#}
 {% macro goodput_iso_to_epoch_us(iso) -%}
-  {{ return(adapter.dispatch('goodput_iso_to_epoch_us', 'goodput_warehouse')(iso)) }}
+  {{ goodput_iso_text_to_epoch_us(goodput_string_literal(iso)) }}
 {%- endmacro %}
 
-{% macro default__goodput_iso_to_epoch_us(iso) -%}
-  epoch_us(cast({{ goodput_string_literal(iso) }} as timestamptz))
+{#-
+  A string expression holding ISO 8601 (UTC when it has no offset) -> epoch
+  microseconds: the one conversion behind the two above, and behind a
+  library-windows file's times (read at run time, macros/library_windows).
+-#}
+{% macro goodput_iso_text_to_epoch_us(expression) -%}
+  {{ return(adapter.dispatch('goodput_iso_text_to_epoch_us', 'goodput_warehouse')(expression)) }}
 {%- endmacro %}
 
-{% macro bigquery__goodput_iso_to_epoch_us(iso) -%}
-  unix_micros(timestamp({{ goodput_string_literal(iso) }}))
+{% macro default__goodput_iso_text_to_epoch_us(expression) -%}
+  epoch_us(cast({{ expression }} as timestamptz))
+{%- endmacro %}
+
+{% macro bigquery__goodput_iso_text_to_epoch_us(expression) -%}
+  unix_micros(timestamp({{ expression }}))
 {%- endmacro %}
 
 

@@ -25,32 +25,27 @@
       dbt show --target duckdb_library_windows --vars '<the same>' \
           --inline "{{ goodput_interval('my-run', '...', '...', semantics='library') }}"
 
-  The windows may also be data: `goodput_store_library_windows(windows)`
-  (run-operation) writes them into a table of the scratch warehouse, and the
-  build and dbt show then take `--vars '{goodput_library_windows: stored}'`.
-  goodput-loader does that on DuckDB: the vars stay the same from one window
-  build to the next, so dbt's parse of the project stays warm (a change of
-  --vars makes dbt parse the whole project again, 3.4 s a push).
+  The windows may also be a file: `--vars '{goodput_library_windows: {file:
+  /abs/path/windows.json}}'`, a JSON array of the same objects, read when the
+  build runs (DuckDB; goodput_library_window_file_rows). goodput-loader does
+  that: the file's path stays the same from one window build of a warehouse
+  to the next, so the vars do and dbt's parse of the project stays warm (a
+  change of --vars makes dbt parse the whole project again, 3.4 s a push).
 
   Cost: one build of the attribution models over the windows' entries, about
   what building those entries costs (a window holding a whole long run costs
   that run's build), so the rolling history stays additive (docs/semantics.md).
 #}
 
-{#- The table goodput_store_library_windows writes, in the target's schema (the scratch warehouse's). -#}
-{% macro goodput_stored_library_windows_relation() -%}
-  {{ return(api.Relation.create(database=target.database, schema=target.schema,
-                                identifier='goodput_library_windows_stored')) }}
-{%- endmacro %}
-
-{#- The windows are in the table goodput_store_library_windows wrote (var goodput_library_windows: stored). -#}
-{% macro goodput_library_windows_stored() -%}
-  {{ return(var('goodput_library_windows', none) == 'stored') }}
+{#- The file of windows var goodput_library_windows names ({file: path}), or none: the var lists them. -#}
+{% macro goodput_library_windows_file() -%}
+  {%- set listed = var('goodput_library_windows', none) -%}
+  {{ return(listed['file'] | string if listed is mapping and listed.get('file') else none) }}
 {%- endmacro %}
 
 {#- The windows the var lists, as [{run, start, end, read_by, elastic}] (ISO 8601 strings). -#}
 {% macro goodput_library_windows() -%}
-  {%- if goodput_library_windows_stored() -%}
+  {%- if goodput_library_windows_file() is not none -%}
     {{ return([]) }}
   {%- endif -%}
   {{ return(goodput_library_window_list(var('goodput_library_windows', none) or [])) }}
@@ -60,7 +55,7 @@
 {% macro goodput_library_window_list(windows) -%}
   {%- if windows is string or windows is mapping -%}
     {{ exceptions.raise_compiler_error("var goodput_library_windows is a list of windows ([{run, start, end}, ...]) "
-        ~ "or 'stored'; it is " ~ windows) }}
+        ~ "or {file: <path of a JSON array of them>}; it is " ~ windows) }}
   {%- endif -%}
   {%- set out = [] -%}
   {%- for window in windows -%}
@@ -80,15 +75,15 @@
 {%- endmacro %}
 
 {% macro goodput_library_window_mode() -%}
-  {{ return(goodput_library_windows_stored() or goodput_library_windows() | length > 0) }}
+  {{ return(goodput_library_windows_file() is not none or goodput_library_windows() | length > 0) }}
 {%- endmacro %}
 
 {#- The windows as rows: window_no, window_run, start_epoch, end_epoch, start_us, end_us, read_by_timestamp,
     is_elastic_run (the run's calculator is ElasticGoodputCalculator: true, false, or null to tell by the
     window's own entries). -#}
 {% macro goodput_library_window_rows() -%}
-  {%- if goodput_library_windows_stored() %}
-    select * from {{ goodput_stored_library_windows_relation() }}
+  {%- if goodput_library_windows_file() is not none %}
+    {{ goodput_library_window_file_rows(goodput_library_windows_file()) }}
   {%- else -%}
     {{ goodput_library_window_literals(goodput_library_windows()) }}
   {%- endif -%}
@@ -111,21 +106,53 @@
 {%- endmacro %}
 
 {#-
-  run-operation before a window build whose var goodput_library_windows is
-  'stored': windows (as the var would list them) into the table the build
-  reads. Replaces what an earlier build stored.
+  The windows of the file at path (a JSON array of {run, start, end, read_by,
+  elastic}, as the var would list them), read when the build runs, as the
+  rows goodput_library_window_literals writes: the same conversions, applied
+  to the file's strings instead of literals. A read_by other than timestamp
+  or payload fails the build.
 -#}
-{% macro goodput_store_library_windows(windows) -%}
-  {%- set windows = goodput_library_window_list(windows) -%}
-  {%- if not windows -%}
-    {{ exceptions.raise_compiler_error("goodput_store_library_windows: no windows to store") }}
-  {%- endif -%}
-  {%- set relation = goodput_stored_library_windows_relation() -%}
-  {%- do adapter.create_schema(relation) -%}
-  {%- call statement('store_library_windows') -%}
-    create or replace table {{ relation }} as {{ goodput_library_window_literals(windows) }}
-  {%- endcall -%}
-  {%- do adapter.commit() -%}
+{% macro goodput_library_window_file_rows(path) -%}
+  {{ return(adapter.dispatch('goodput_library_window_file_rows', 'goodput_warehouse')(path)) }}
+{%- endmacro %}
+
+{% macro default__goodput_library_window_file_rows(path) -%}
+    {%- set file = goodput_string_literal(path) %}
+    select
+        window_no,
+        window_run,
+        ({{ goodput_iso_text_to_epoch_us('start_text') }} / 1000000.0) as start_epoch,
+        ({{ goodput_iso_text_to_epoch_us('end_text') }} / 1000000.0) as end_epoch,
+        {{ goodput_iso_text_to_epoch_us('start_text') }} as start_us,
+        {{ goodput_iso_text_to_epoch_us('end_text') }} as end_us,
+        case read_by
+            when 'timestamp' then true
+            when 'payload' then false
+            else error('window ' || window_no || ' of ' || {{ file }} || ': read_by is timestamp or payload, not '
+                       || read_by)
+        end as read_by_timestamp,
+        is_elastic_run
+    from (
+        select
+            cast(position - 1 as integer) as window_no,
+            {%- for key in ['run', 'start', 'end'] %}
+            coalesce(windows[position] ->> '$.{{ key }}',
+                     error('window ' || (position - 1) || ' of ' || {{ file }} || ' has no {{ key }}'))
+                as {{ 'window_run' if key == 'run' else key ~ '_text' }},
+            {%- endfor %}
+            coalesce(windows[position] ->> '$.read_by', 'timestamp') as read_by,
+            cast(windows[position] -> '$.elastic' as boolean) as is_elastic_run
+        from (
+            select cast(content as json) -> '$[*]' as windows
+            from read_text({{ file }})
+        ) as listed,
+            range(1, len(listed.windows) + 1) as positions (position)
+    ) as windows
+{%- endmacro %}
+
+{% macro bigquery__goodput_library_window_file_rows(path) -%}
+  {{ exceptions.raise_compiler_error("a file of library windows (var goodput_library_windows: {file: ...}) is read by "
+      ~ "DuckDB; on BigQuery list the windows in the var") }}
 {%- endmacro %}
 
 
@@ -397,7 +424,7 @@ left join slice_efficiency
       {%- set ns.window_no = loop.index0 -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if ns.window_no is none and not goodput_library_windows_stored() -%}
+  {%- if ns.window_no is none and goodput_library_windows_file() is none -%}
     {{ exceptions.raise_compiler_error(
         "goodput_interval(" ~ run ~ ", " ~ start_at ~ ", " ~ end_at ~ ", semantics='library'): this window is not one "
         ~ "var goodput_library_windows lists, so no window build computed it; list it there and build "
@@ -419,7 +446,7 @@ from ({{ goodput_library_window_results() }}) as library_windows
 {%- if ns.window_no is not none %}
 where window_no = {{ ns.window_no }}
 {%- else %}
--- the stored windows: the first that is this one (none: no window build computed it, no rows)
+-- the file's windows: the first that is this one (none: no window build computed it, no rows)
 where window_no = (
     select min(window_no)
     from ({{ goodput_library_window_rows() }}) as windows
