@@ -15,6 +15,15 @@
   Runs without elapsed time (no job start) have no rows.
 #}
 
+{#- An epoch as an offset on a run's elapsed axis: seconds since its elapsed
+    origin (int_goodput__run_totals.elapsed_origin_epoch), cut to [0, upto]
+    (its total_elapsed_seconds, or a smaller bound), as the cumulative mart
+    counts time. -#}
+{% macro goodput_elapsed_offset(epoch, origin, upto) -%}
+    least(greatest({{ epoch }} - {{ origin }}, 0), {{ upto }})
+{%- endmacro %}
+
+
 {#- One row per window: its start and end offsets (seconds since the run's
     elapsed origin) and the run's origin and total. -#}
 {% macro goodput_window_bounds(windows, totals) -%}
@@ -24,14 +33,10 @@
         windows.window_end_epoch,
         totals.elapsed_origin_epoch,
         totals.total_elapsed_seconds,
-        least(
-            greatest(windows.window_end_epoch - totals.elapsed_origin_epoch, 0),
-            totals.total_elapsed_seconds
-        ) as end_offset,
-        least(
-            greatest(windows.window_end_epoch - windows.window_seconds - totals.elapsed_origin_epoch, 0),
-            totals.total_elapsed_seconds
-        ) as start_offset
+        {{ goodput_elapsed_offset('windows.window_end_epoch', 'totals.elapsed_origin_epoch',
+                                  'totals.total_elapsed_seconds') }} as end_offset,
+        {{ goodput_elapsed_offset('windows.window_end_epoch - windows.window_seconds', 'totals.elapsed_origin_epoch',
+                                  'totals.total_elapsed_seconds') }} as start_offset
     from {{ windows }} as windows
     inner join {{ totals }} as totals
         on totals.run_id = windows.run_id

@@ -186,14 +186,9 @@ reach_points as (
 
     select
         runs.run_id,
-        least(
-            greatest(
-                greatest(runs.first_window_end_epoch, candidates.window_end_epoch - {{ longest }})
-                    - runs.elapsed_origin_epoch,
-                0
-            ),
-            totals.total_elapsed_seconds
-        ) as at_offset
+        {{ goodput_elapsed_offset(
+            'greatest(runs.first_window_end_epoch, candidates.window_end_epoch - ' ~ longest ~ ')',
+            'runs.elapsed_origin_epoch', 'totals.total_elapsed_seconds') }} as at_offset
     from runs
     inner join candidates
         on candidates.run_id = runs.run_id
@@ -304,7 +299,8 @@ grid as (
     select
         runs.run_id,
         window_end_epoch,
-        least(greatest(window_end_epoch - runs.elapsed_origin_epoch, 0), totals.total_elapsed_seconds) as at_offset
+        {{ goodput_elapsed_offset('window_end_epoch', 'runs.elapsed_origin_epoch', 'totals.total_elapsed_seconds') }}
+            as at_offset
     from runs
     inner join totals
         on totals.run_id = runs.run_id
@@ -325,8 +321,10 @@ sweep_points as (
     select run_id, at_offset from grid
     {% if off_grid %}
     union
-    select grid.run_id, least(greatest(grid.window_end_epoch - off_grid.window_seconds - runs.elapsed_origin_epoch, 0),
-                                grid.at_offset) as at_offset
+    select
+        grid.run_id,
+        {{ goodput_elapsed_offset('grid.window_end_epoch - off_grid.window_seconds', 'runs.elapsed_origin_epoch',
+                                  'grid.at_offset') }} as at_offset
     from grid
     inner join runs
         on runs.run_id = grid.run_id
@@ -476,10 +474,8 @@ windowed as (
     select
         lagged.*,
         window_sizes.window_seconds,
-        least(
-            greatest(lagged.window_end_epoch - window_sizes.window_seconds - runs.elapsed_origin_epoch, 0),
-            totals.total_elapsed_seconds
-        ) as start_offset,
+        {{ goodput_elapsed_offset('lagged.window_end_epoch - window_sizes.window_seconds', 'runs.elapsed_origin_epoch',
+                                  'totals.total_elapsed_seconds') }} as start_offset,
         runs.elapsed_origin_epoch,
         runs.final_segment_no
     from lagged

@@ -90,10 +90,10 @@ kept as (
         amounts.segment_no,
         amounts.end_epoch - totals.elapsed_origin_epoch as unsqueezed_end_offset,
         totals.total_elapsed_seconds,
-        least(greatest(amounts.start_epoch - totals.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
-            as start_offset,
-        least(greatest(amounts.end_epoch - totals.elapsed_origin_epoch, 0), totals.total_elapsed_seconds)
-            as end_offset,
+        {{ goodput_elapsed_offset('amounts.start_epoch', 'totals.elapsed_origin_epoch',
+                                  'totals.total_elapsed_seconds') }} as start_offset,
+        {{ goodput_elapsed_offset('amounts.end_epoch', 'totals.elapsed_origin_epoch',
+                                  'totals.total_elapsed_seconds') }} as end_offset,
         amounts.amount
     from amounts
     inner join totals
