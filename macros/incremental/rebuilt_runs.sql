@@ -220,7 +220,7 @@
   {%- else -%}
     {%- set listed = goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
                                                  goodput_rebuilt_runs_where(config.get('goodput_rebuilt_when'))) -%}
-    {%- set cut = goodput_value_by_run(column, listed.segment_cuts, 0) if listed.run_ids | length <= 1000 else none %}
+    {%- set cut = goodput_value_by_run(column, listed.segment_cuts, 0) %}
     {{ run_is_rebuilt }}
     and ({{ segment_column }} >= {{ cut if cut is not none else "coalesce((
             select appended.appends_after_segment_no
@@ -261,7 +261,8 @@
   where the warehouse stores one, first_appends_after_us: the earliest
   appends_after_entry_at among them, epoch microseconds, or none,
   appends_after_seqs and segment_cuts: run_id -> appends_after_seq and
-  appends_after_segment_no of those of them that append (goodput_value_by_run)}.
+  appends_after_segment_no of those of them that append (goodput_value_by_run),
+  none when the list stops at 1001 runs and so may miss some}.
 -#}
 {% macro goodput_listed_rebuilt_runs(runs_to_rebuild, which) -%}
   {%- set cache_key = '_goodput_rebuilt_runs ' ~ runs_to_rebuild ~ ' ' ~ which -%}
@@ -282,8 +283,8 @@
         'run_ids': found.columns[0].values() | list,
         'run_keys': (found.columns[4].values() | list) if key is not none else [],
         'first_appends_after_us': found.rows[0][1] if found.rows | length > 0 else none,
-        'appends_after_seqs': appends_after_seqs,
-        'segment_cuts': segment_cuts,
+        'appends_after_seqs': appends_after_seqs if found.rows | length <= 1000 else none,
+        'segment_cuts': segment_cuts if found.rows | length <= 1000 else none,
     }}) -%}
   {%- endif -%}
   {{ return(model.get(cache_key)) }}
@@ -294,7 +295,8 @@
   A per-run number read at compile time (values: run_id -> number, from
   goodput_listed_rebuilt_runs) as an expression of column: `case column when
   <run> then <value> ... else <default> end`, or the default alone; none when
-  there are more than 16 values, for the caller's correlated subquery.
+  there are more than 16 values or values is none (the runs were too many to
+  list), for the caller's correlated subquery.
   DuckDB runs a correlated scalar subquery as a join against every distinct
   run of its input (a delim join), where the literal costs a comparison per
   row: at L's hourly build the located amounts' select 0.38 -> 0.29 s, the
@@ -302,6 +304,7 @@
   run_id with every one of them, so a long list keeps the subquery.
 -#}
 {% macro goodput_value_by_run(column, values, default) -%}
+  {%- if values is none -%}{{ return(none) }}{%- endif -%}
   {%- if values | length == 0 -%}{{ return(default | string) }}{%- endif -%}
   {%- if values | length > 16 -%}{{ return(none) }}{%- endif -%}
   {%- set cases = [] -%}
@@ -364,8 +367,7 @@
     where {{ goodput_run_is_rebuilt('stored.run_id', part='whole', keyed=keyed) }}
         {%- set appended = goodput_listed_rebuilt_runs(ref('int_goodput__runs_to_rebuild'),
                                                        goodput_rebuilt_runs_where(part='appended')) %}
-        {%- set seq = goodput_value_by_run('stored.run_id', appended.appends_after_seqs, 'null')
-                      if appended.run_ids | length <= 1000 else none %}
+        {%- set seq = goodput_value_by_run('stored.run_id', appended.appends_after_seqs, 'null') %}
         or ({{ goodput_run_is_rebuilt('stored.run_id', part='appended', keyed=keyed) }}
             and stored.{{ config.get('goodput_appends_by') }} > {{ seq if seq is not none else "(
                 select appended.appends_after_seq
