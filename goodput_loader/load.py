@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from goodput_loader.pipeline import LoadSummary, Source, land
 from goodput_loader.progress import LoadProgress
-from goodput_loader.sinks.base import Sink
+from goodput_loader.sinks.base import BATCH_LINES, Sink
 from goodput_loader.warehouses.duckdb import DuckDBSink
 
 
@@ -39,7 +39,7 @@ class BigQueryDestination:
 class FileRead:
     """How to read files: lines per transaction, and whether to ignore earlier cursors."""
 
-    batch_size: int = 250_000
+    batch_size: int = BATCH_LINES
     rescan: bool = False
 
 

@@ -62,6 +62,7 @@ from goodput_loader.entries import (
     TIME_KEYS,
     ValueRule,
 )
+from goodput_loader.sinks.base import DUCKDB_ROW_GROUP_ROWS
 
 _ENVELOPE = ["logName", "insertId", "timestamp", "receiveTimestamp", "severity", "jsonPayload"]
 # A lexical guard on the raw line (RE2, one pass). A match means "let Python decide".
@@ -273,8 +274,7 @@ order by line_no
 
 
 _SCAN_ROWS = 8192
-# DuckDB scans a table one row group (122,880 rows) per thread, an Arrow table one record batch.
-_ROW_GROUP_ROWS = 122_880
+# DuckDB scans a table one row group per thread, an Arrow table one record batch.
 _SCREENED_SCHEMA = pa.schema([("line_no", pa.int64()), *ENTRY_SCHEMA])
 
 
@@ -289,7 +289,7 @@ class Screened:
 class Screen:
     """Runs the screening statement on chunks of lines, over a private in-memory DuckDB."""
 
-    def __init__(self, table_rows: int = _ROW_GROUP_ROWS) -> None:
+    def __init__(self, table_rows: int = DUCKDB_ROW_GROUP_ROWS) -> None:
         """``table_rows``: batches of at least this many lines keep their extracted lists in a temp table."""
         self._table_rows = table_rows
         self._con = duckdb.connect(":memory:")

@@ -25,7 +25,7 @@ from goodput_loader.entries import (
     truncate_raw,
 )
 from goodput_loader.errors import SourceError
-from goodput_loader.sinks.base import Batch, Cursor
+from goodput_loader.sinks.base import BATCH_LINES, Batch, Cursor
 from goodput_loader.sources.files.gzip_stream import GzipStream
 from goodput_loader.sources.files.json_array import JsonArrayReader
 from goodput_loader.sources.files.ndjson import UTF8_BOM, NdjsonReader
@@ -38,7 +38,7 @@ class FileOptions:
 
     run_name: str | None = None
     project: str = "local"
-    batch_size: int = 250_000
+    batch_size: int = BATCH_LINES
     rescan: bool = False
 
 
