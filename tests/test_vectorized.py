@@ -217,6 +217,18 @@ def test_every_text_edit_is_either_vouched_identically_or_left_to_python(table_r
         assert row == python_result(lines[i]), lines[i]
 
 
+@SCREEN_WAYS
+def test_payloads_not_readable_by_text_are_left_to_python(table_rows):
+    """Nesting or an escape in the payload: its keys cannot be found in its text, so Python decides,
+    whatever it decides (each of these lands there)."""
+    base = json.dumps(clean_entry(CLEAN_PAYLOADS[1], 1))
+    lines = [base.replace('"jsonPayload": {', '"jsonPayload": {' + extra, 1)
+             for extra in ('"s": "a\\\\b", ', '"s": "a\\"b", ', '"o": {"k": 1}, ', '"l": [1], ')]
+    assert all(python_result(line) is not None for line in lines)
+    assert screen_lines(lines, table_rows) == {}
+    assert sorted(screen_lines([base], table_rows)) == [0]
+
+
 def test_a_file_of_hostile_lines_loads_like_the_per_entry_path(tmp_path: Path, warehouse):
     """Line numbers, blank lines, rejections and batch edges through the whole loader."""
     lines = hostile_lines(7, n=600)
