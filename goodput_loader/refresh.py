@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from goodput_loader.errors import LoaderError
 
 if TYPE_CHECKING:  # imported when the cycle runs: `--help` stays fast, and push's extra stays optional
+    from goodput_loader.library_windows import WindowBuildProcess
     from goodput_loader.load import LoadRequest
     from goodput_loader.push.run import PushRequest
 
@@ -105,7 +106,7 @@ def run_refresh(request: RefreshRequest, info: Callable[[str], None] = lambda _:
     from goodput_loader.load import run_load
 
     summary: dict[str, Any] = {"lock": str(request.lock_file()), "steps": {}}
-    with exclusive_lock(request.lock_file()):
+    with exclusive_lock(request.lock_file()), _window_build_child(request.push) as window_build:
         started = time.monotonic()
         sources = _step(summary, "load", run_load, request.load)
         summary["steps"]["load"] = {
@@ -128,7 +129,7 @@ def run_refresh(request: RefreshRequest, info: Callable[[str], None] = lambda _:
         from goodput_loader.push.run import run_push
 
         started = time.monotonic()
-        pushed = _step(summary, "push", run_push, request.push)
+        pushed = _step(summary, "push", run_push, request.push, window_build)
         pushed["seconds"] = round(time.monotonic() - started, 3)
         summary["steps"]["push"] = pushed
         info(f"push: {pushed['points_written']:,} points written, {len(pushed['failed'])} failed")
@@ -138,6 +139,27 @@ def run_refresh(request: RefreshRequest, info: Callable[[str], None] = lambda _:
                 f"{len(pushed['failed'])} points failed and {len(pushed['not_pushed_shared_names'])} run names "
                 "were left out (see the summary: refresh --json)"), summary)
     return summary
+
+
+@contextlib.contextmanager
+def _window_build_child(push: PushRequest | None) -> Iterator[WindowBuildProcess | None]:
+    """The push's window build child, started with the cycle when the push sends the library's live windows.
+
+    The child imports dbt (1.5 s) and then waits; started by the push, most of that import is on the cycle's
+    path, started here it happens while the load and the build run. It is closed when the cycle ends, used or
+    not. A child that cannot be started now is left to the push, which says why if it fails there too."""
+    if push is None or push.interval_semantics != "library":
+        yield None
+        return
+    from goodput_loader.library_windows import WindowBuildProcess
+
+    try:
+        child = WindowBuildProcess()
+    except OSError:
+        yield None
+        return
+    with child:
+        yield child
 
 
 def _step(summary: dict[str, Any], name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -54,7 +54,8 @@ class PushRequest:
         return BigQueryBuild(target=self.dbt_target, profiles_dir=self.profiles_dir, variables=self.variables)
 
 
-def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[list[Point], dict[str, list[str]], int]:
+def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_build: WindowBuildProcess | None = None
+                ) -> tuple[list[Point], dict[str, list[str]], int]:
     """Every point the marts hold for the selected runs that Cloud Monitoring would still accept: the
     cumulative values at each run's end, and interval Goodput/Badput at every complete rolling window
     (additive, as the rolling marts hold them) and at the run's end (the live window: by default as the
@@ -82,8 +83,10 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime) -> tuple[l
     live = marts.rows("""
         select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
         from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
-    # the window build's child starts now: it imports dbt while the marts are read
-    with WindowBuildProcess() if semantics == "library" and live else contextlib.nullcontext() as process:
+    # the window build's child starts now (unless the caller started it earlier): it imports dbt while the
+    # marts are read
+    needed = semantics == "library" and live
+    with (window_build or WindowBuildProcess()) if needed else contextlib.nullcontext() as process:
         breakdown: dict[str, list[dict[str, Any]]] = {}
         for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
             breakdown.setdefault(row["run_id"], []).append(row)
@@ -157,8 +160,11 @@ def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elast
     return goodput, badput, efficiency
 
 
-def run_push(request: PushRequest) -> dict[str, Any]:
-    """Push what is new; return a summary (and, for a dry run, the requests as JSON)."""
+def run_push(request: PushRequest, window_build: WindowBuildProcess | None = None) -> dict[str, Any]:
+    """Push what is new; return a summary (and, for a dry run, the requests as JSON).
+
+    window_build: a window build's child the caller started earlier (refresh starts it with the cycle), used
+    if the live windows need one; the caller closes it either way."""
     now = request.now or dt.datetime.now(dt.timezone.utc)
     # The client first: a missing extra or missing credentials fail before any work.
     client = None if request.dry_run else make_client(request.endpoint)
@@ -170,7 +176,7 @@ def run_push(request: PushRequest) -> dict[str, Any]:
     try:
         if not request.allow_failed_build:
             refuse_failed_build(marts.failed_nodes(), "push")
-        points, shared, too_old = read_points(marts, request, now)
+        points, shared, too_old = read_points(marts, request, now, window_build)
         plan = plan_requests(points, marts.pushed(), now)
         plan.dropped_too_old += too_old
         summary: dict[str, Any] = _summary(plan)
