@@ -100,7 +100,7 @@ class WindowBuildProcess:
     of the process, and push holds the warehouse itself before and after. The child imports dbt (1.5 s)
     as soon as it starts and then waits for its windows on stdin, so a push that starts it before reading
     the marts has that import done by the time it knows its live windows. Close it (or leave the `with`)
-    when no build is needed: it exits without opening anything."""
+    when no build is needed: it is killed, having opened nothing."""
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[str] | None = subprocess.Popen(
@@ -113,17 +113,20 @@ class WindowBuildProcess:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def ready(self) -> bool:
+        """Started, not yet given windows, and still running (not killed meanwhile, say by the OOM killer)."""
+        return self._process is not None and self._process.poll() is None
+
     def close(self) -> None:
-        """End a child that was never given windows: its stdin closes empty and it exits (killed if it
-        has not within 30 s)."""
+        """End a child that was never given windows. It has opened nothing yet (it is importing dbt or
+        waiting for its windows), so it is killed, not waited for: a refresh whose load failed says so at
+        once, not after dbt's import."""
         process, self._process = self._process, None
         if process is None:
             return
-        try:
-            process.communicate("", timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        process.kill()
+        process.communicate()
 
     def rows(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
         """Send the spec, wait for the build, return its rows (JSON as the child wrote them)."""
@@ -354,7 +357,7 @@ def main() -> None:
     from dbt.cli.main import dbtRunner  # noqa: F401  (imported while the parent is still reading the marts)
 
     text = sys.stdin.read()
-    if not text.strip():  # closed unused (WindowBuildProcess.close)
+    if not text.strip():  # stdin closed without windows: nothing to build
         return
     spec = json.loads(text)
     try:

@@ -13,7 +13,9 @@ import pytest
 from conftest import dbt_build, query, run_cli
 from support.fake_monitoring import FakeMonitoring
 
-from goodput_loader.push.series import MIN_SPACING
+from goodput_loader.library_windows import WindowBuildProcess
+from goodput_loader.push.run import PushRequest, run_push
+from goodput_loader.push.series import MIN_SPACING, Target
 from goodput_loader.simulate import RunSpec, fleet, write_run
 
 ARGS = ["--project", "proj", "--location", "us-central2", "--accelerator-type", "v5p-128"]
@@ -129,6 +131,22 @@ def test_a_second_push_sends_nothing_and_an_interrupted_one_resumes(built, tmp_p
         assert third["points_planned"] == 0 and third["points_written"] == 0
         total = sum(len(points) for points in server.points().values())
         assert total == first["points_written"] + second["points_written"]
+
+
+def test_a_window_build_child_that_died_before_the_push_is_replaced(built, tmp_path):
+    """refresh starts the window build's child with its cycle; one killed meanwhile (the OOM killer) is not
+    the push's failure: the push starts another and sends the same live windows."""
+    db = fresh_copy(built, tmp_path)
+    request = PushRequest(duckdb_path=str(db), target=Target("proj", "us-central2", accelerator_type="v5p-128"),
+                          dry_run=True, now=dt.datetime.now(dt.timezone.utc))
+    expected = run_push(request)
+    with WindowBuildProcess() as dead:
+        dead._process.kill()
+        dead._process.wait()
+        assert not dead.ready
+        assert run_push(request, dead) == expected
+    assert any(series["metric"]["type"].endswith("interval_goodput") for call in expected["requests"]
+               for series in call["timeSeries"])
 
 
 def test_transient_errors_are_retried(built, tmp_path):

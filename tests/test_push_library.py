@@ -11,6 +11,7 @@ library raises on has none at all.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 from typing import Any
@@ -29,6 +30,7 @@ from support.fake_monitoring import FakeMonitoring
 from support.oracle import ListCloudLogger, frozen_library_clock, payloads_in_processing_order
 from support.scenarios import T0, envelope, random_runs, record, utc
 
+from goodput_loader.library_windows import WindowBuildProcess
 from goodput_loader.push.run import PushRequest, run_push
 from goodput_loader.push.series import Target
 
@@ -120,13 +122,15 @@ def library_interval_series(name: str, payloads: list[dict[str, Any]], end: dt.d
     return found
 
 
-def our_series(db, as_of: dt.datetime) -> dict[str, dict[tuple, list]]:
-    """What `push` writes, per run (workload_id): series key -> (time, value) in time order."""
+def our_series(db, as_of: dt.datetime, started: WindowBuildProcess | None = None) -> dict[str, dict[tuple, list]]:
+    """What `push` writes, per run (workload_id): series key -> (time, value) in time order. `started`: a
+    window build child started beforehand, as refresh starts it, which the push must use."""
     with FakeMonitoring(now=as_of) as server:
         summary = run_push(PushRequest(duckdb_path=str(db), endpoint=server.endpoint, now=as_of,
                                        target=Target(project=PROJECT, location=LOCATION,
-                                                     accelerator_type=ACCELERATOR)))
+                                                     accelerator_type=ACCELERATOR)), started)
         assert not summary["failed"], summary["failed"]
+        assert started is None or not started.ready, "the push started its own window build"
         by_run: dict[str, dict[tuple, list]] = {}
         for key, points in server.points().items():
             by_run.setdefault(dict(key[3])["workload_id"], {})[key] = list(points)
@@ -144,13 +148,14 @@ def same(a: list, b: list) -> bool:
 
 
 def check_push_against_the_monitor(tmp_path, runs: dict[str, list[dict[str, Any]]], as_of: dt.datetime,
-                                   elastic: frozenset[str] = frozenset()) -> None:
+                                   elastic: frozenset[str] = frozenset(), started_child: bool = False) -> None:
     """The cumulative series (values at the run's end), and the interval series' live point: the window of
     every size ending at the run's end (job end or as_of), as the rolling-window worker computes it there.
     Runs in `elastic`: as ElasticGoodputMonitor(include_slice_efficiency=True) writes them."""
     db = land_runs(tmp_path, runs)
     dbt_build(db, as_of, "--", "--exclude", "test_type:data")
-    ours = our_series(db, as_of)
+    with WindowBuildProcess() if started_child else contextlib.nullcontext() as started:
+        ours = our_series(db, as_of, started)
     ends = {name: end.replace(tzinfo=dt.timezone.utc) for name, end in query(
         db, "select distinct run_name, window_end_at from fct_goodput_rolling_latest")}
     failures: dict[str, list[str]] = {}
@@ -204,4 +209,6 @@ def test_push_writes_the_series_the_elastic_monitor_writes(tmp_path_factory, see
     quiet = [("job_start", T0), ("slices", T0 + 1, 2, 4, 3)] + [("step", T0 + 10 + 60 * i, i) for i in range(150)] \
         + [("job_end", T0 + 10 + 60 * 150)]
     runs["elastic-quiet"] = envelope("elastic-quiet", record_elastic("elastic-quiet", quiet), [False])
-    check_push_against_the_monitor(tmp_path, runs, utc(max(end, T0 + 9100) + 100), elastic=frozenset(runs))
+    # with the window build's child started before the push, as refresh does
+    check_push_against_the_monitor(tmp_path, runs, utc(max(end, T0 + 9100) + 100), elastic=frozenset(runs),
+                                   started_child=True)

@@ -83,10 +83,11 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_bui
     live = marts.rows("""
         select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
         from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
-    # the window build's child starts now (unless the caller started it earlier): it imports dbt while the
-    # marts are read
+    # the window build's child starts now (unless the caller started one that is still there): it imports dbt
+    # while the marts are read
     needed = semantics == "library" and live
-    with (window_build or WindowBuildProcess()) if needed else contextlib.nullcontext() as process:
+    started = window_build if window_build is not None and window_build.ready else None
+    with (started or WindowBuildProcess()) if needed else contextlib.nullcontext() as process:
         breakdown: dict[str, list[dict[str, Any]]] = {}
         for row in marts.rows("select * from {t}fct_badput_breakdown where run_id in {runs}", ids):
             breakdown.setdefault(row["run_id"], []).append(row)
@@ -164,7 +165,8 @@ def run_push(request: PushRequest, window_build: WindowBuildProcess | None = Non
     """Push what is new; return a summary (and, for a dry run, the requests as JSON).
 
     window_build: a window build's child the caller started earlier (refresh starts it with the cycle), used
-    if the live windows need one; the caller closes it either way."""
+    if the live windows need one and it is still running (else a new one is started); the caller closes it
+    either way (closing twice is harmless)."""
     now = request.now or dt.datetime.now(dt.timezone.utc)
     # The client first: a missing extra or missing credentials fail before any work.
     client = None if request.dry_run else make_client(request.endpoint)

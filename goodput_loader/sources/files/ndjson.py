@@ -15,7 +15,7 @@ and rejects a line that is not UTF-8 alone instead of the whole file.
 from __future__ import annotations
 
 import hashlib
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING, Iterator
 
 import numpy as np
@@ -200,12 +200,10 @@ class NdjsonReader:
         it was 0.8 s of a 17 s load of L, on the thread every batch waits for."""
         first_line_no = self._line_no + 1
         self._line_no += len(lines)
-        hashing = threading.Thread(target=self._hash, args=(lines,), name="goodput-hash", daemon=True)
-        hashing.start()
-        try:
+        with ThreadPoolExecutor(1, thread_name_prefix="goodput-hash") as hasher:  # waits for it on the way out
+            hashed = hasher.submit(self._hash, lines)
             batch = self._entries(screen, lines, first_line_no)
-        finally:
-            hashing.join()
+            hashed.result()  # raises what the hash raised: no cursor of bytes it did not hash
         state = self.file.state("lines", self._consumed, self._line_no, self._digest.hexdigest(), complete=False)
         batch.cursor = self.file.new_cursor(self._records, state)
         batch.bytes_read = self.file.bytes_read
