@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -316,9 +317,10 @@ def test_window_builds_store_their_windows_keep_dbts_parse_warm_and_leave_nothin
 
 
 def test_a_window_build_process_closed_unused_exits_without_building(monkeypatch):
-    """push starts the window build's child before it knows its windows (dbt imports meanwhile); when it
-    then needs none (or fails reading the marts), closing the child ends it cleanly, having built nothing;
-    and no windows start no child at all (a push over finished runs would pay dbt's import for nothing)."""
+    """push starts the window build's child before it knows its windows (dbt imports meanwhile; refresh
+    starts it with the cycle); when it then needs none (or the cycle fails first), closing the child ends it
+    at once, killed, having opened nothing; and no windows start no child at all (a push over finished runs
+    would pay dbt's import for nothing)."""
     from goodput_loader import library_windows
     from goodput_loader.library_windows import WindowBuildProcess
 
@@ -326,7 +328,7 @@ def test_a_window_build_process_closed_unused_exits_without_building(monkeypatch
     child = process._process
     assert child is not None and child.poll() is None
     process.close()
-    assert child.returncode == 0
+    assert child.returncode == -signal.SIGKILL and not process.ready
     assert library_window_rows("/nonexistent/warehouse.duckdb", [], process=WindowBuildProcess()) == []
 
     def no_child(self: WindowBuildProcess) -> None:
