@@ -5,7 +5,8 @@
 The L profile (one run, 3.3M entries) is landed and built up to a cut; then the entries
 of the next 30 s, or of the next hour, arrive. Ours: `load` of those entries, the
 incremental `build` (models only, as a scheduled cycle would run it), and `push --dry-run`,
-each timed in its own process, each finding dbt's parse warm as a scheduled cycle does.
+each timed in its own process, each finding dbt's parse warm and the push state of the previous
+cycle's push (untimed, sent to the tests' local Monitoring server) as a scheduled cycle does.
 The library's: a GoodputCalculator warmed on the entries up to the cut (get_job_goodput
 once, its cache filled), then its next poll with the new entries in its logger
 (get_job_goodput again: what its monitor does every 30 s, cache path included), timed in
@@ -26,6 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import BIN, MODELS_ONLY, ROOT, build, machine, measure, specs, warm, write_results  # noqa: E402
 
 from goodput_loader.simulate import log_entries  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+from support.fake_monitoring import FakeMonitoring  # noqa: E402
 
 NEW = {"30 s": dt.timedelta(seconds=30), "1 h": dt.timedelta(hours=1)}
 
@@ -101,10 +105,13 @@ def run(repeats: int, work: Path) -> list[dict]:
             # cycle's now, which push applies on its own to a run evaluated at the wall clock
             since = (dt.datetime.fromisoformat(now.replace("Z", "+00:00")) - dt.timedelta(hours=25)).isoformat()
             push_command = [str(BIN / "goodput-loader"), "push", "--duckdb", str(db), "--project", "p", "--location",
-                            "us-central2", "--dry-run", "--since", since]
-            # the previous cycle's push, not timed: its window build leaves dbt's parse of the scratch target
-            # warm (library_windows.scratch_dir), as a scheduled refresh of this warehouse always finds it
-            measure(push_command)
+                            "us-central2", "--since", since]
+            # the previous cycle's push, not timed, sent to the tests' local Monitoring server: it leaves the
+            # push state a scheduled cycle finds (so the next push reads only what is new), and its window
+            # build leaves dbt's parse of the scratch target warm (library_windows.scratch_dir)
+            with FakeMonitoring(now=dt.datetime.fromisoformat(now.replace("Z", "+00:00"))) as server:
+                measure(push_command + ["--endpoint", server.endpoint])
+            push_command.append("--dry-run")
             warm(db, now)  # the cycle's parse: a scheduled refresh (no --as-of) always finds it
             load = measure([str(BIN / "goodput-loader"), "load", "--duckdb", str(db), str(sub / "later.ndjson")])
             built = build(db, now, MODELS_ONLY)

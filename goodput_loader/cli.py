@@ -705,7 +705,8 @@ def push(duckdb_path: str, since: str | None, dry_run: bool, endpoint: str | Non
         click.echo(f"{summary['points_written']} points written in {summary['requests_sent']} requests "
                    f"({summary['already_pushed']} already pushed, {summary['dropped_too_old']} older than "
                    f"Cloud Monitoring accepts, {summary['dropped_too_close']} closer than 5 s to the previous one, "
-                   f"{summary['already_on_server']} already on the server, {len(summary['failed'])} failed)")
+                   f"{summary['already_on_server']} already on the server, {len(summary['failed'])} failed; "
+                   f"{summary['live_windows_already_pushed']} live windows already pushed)")
         for failure in summary["failed"][:20]:
             click.echo(f"failed: {failure['series']} at {failure['end_time']}: {failure['error']}", err=True)
     for name, run_ids in summary["not_pushed_shared_names"].items():

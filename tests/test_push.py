@@ -149,6 +149,71 @@ def test_a_window_build_child_that_died_before_the_push_is_replaced(built, tmp_p
                for series in call["timeSeries"])
 
 
+def test_a_push_leaves_unread_only_points_the_state_already_holds(built, tmp_path):
+    """Differential, against push states made at random from the points themselves: reading with the
+    state (each run's grid from the time its every series is pushed through; no window build for a live
+    window pushed through its end) and planning gives the requests that reading everything gives, and
+    every point left unread is counted as already pushed."""
+    import random
+
+    from goodput_loader.push.run import read_points
+    from goodput_loader.push.series import plan_requests
+    from goodput_loader.warehouses.duckdb import DuckDBMarts
+
+    db = fresh_copy(built, tmp_path)
+    now = dt.datetime.now(dt.timezone.utc)
+    request = PushRequest(duckdb_path=str(db), target=Target("proj", "us-central2", accelerator_type="v5p-128"),
+                          dry_run=True, now=now)
+    marts = DuckDBMarts(str(db), read_only=True)
+    try:
+        everything, _, _ = read_points(marts, request, now, {})
+        by_series: dict[str, list[dt.datetime]] = {}
+        for point in everything:
+            by_series.setdefault(point.series.id, []).append(point.end_time)
+        ends = {series: sorted(times) for series, times in by_series.items()}
+        # an interval series of each run missing: that run is read whole, the other one is not
+        interval = sorted(s for s in ends if "interval_badput" in s)
+        missing = {s for s in interval if "rolling_window_size=3600" in s and "PROGRAM_STARTUP" in s}
+        assert len(missing) == 2
+        rng = random.Random(11)
+        states = {
+            "everything pushed": {s: times[-1] for s, times in ends.items()},
+            "everything but the live windows": {s: times[-2] for s, times in ends.items() if len(times) > 1},
+            "one series per run never pushed": {s: times[-1] for s, times in ends.items() if s not in missing},
+            **{f"at random {i}": {s: rng.choice(times) - rng.choice([dt.timedelta(0), dt.timedelta(seconds=1)])
+                                  for s, times in ends.items() if rng.random() < 0.95} for i in range(2)},
+        }
+        skipped_windows = {}
+        for name, pushed in states.items():
+            points, _, skipped = read_points(marts, request, now, pushed)
+            expected, got = plan_requests(everything, pushed, now), plan_requests(points, pushed, now)
+            assert [[(p.series.id, p.end_time) for p in r] for r in got.requests] == \
+                [[(p.series.id, p.end_time) for p in r] for r in expected.requests], name
+            assert [p.value for r in got.requests for p in r] == \
+                pytest.approx([p.value for r in expected.requests for p in r], rel=1e-9), name
+            assert (got.dropped_too_close, got.dropped_too_old) == (expected.dropped_too_close,
+                                                                    expected.dropped_too_old), name
+            read = {(p.series.id, p.end_time) for p in points}
+            unread = [p for p in everything if (p.series.id, p.end_time) not in read]
+            assert all(p.end_time <= pushed[p.series.id] for p in unread), name
+            # the grid's unread points are counted in SQL; a live window not built makes its points unknown
+            assert skipped.already_pushed <= len(unread), name
+            assert got.already_pushed + skipped.already_pushed <= expected.already_pushed, name
+            if not skipped.live_windows:
+                assert got.already_pushed + skipped.already_pushed == expected.already_pushed, name
+            skipped_windows[name] = skipped.live_windows
+            if name == "everything pushed":
+                assert got.points == 0 and len(points) < len(everything) / 20, name
+            if name == "one series per run never pushed":
+                assert len(points) > len(everything) / 2, name
+        # no live window is built once its every series holds its end (one the library raises on, which
+        # sends nothing, is built at every push); one with a series never pushed is built
+        assert skipped_windows["everything pushed"] > 2 and skipped_windows["everything but the live windows"] == 0
+        assert 0 < skipped_windows["one series per run never pushed"] < skipped_windows["everything pushed"]
+    finally:
+        marts.close()
+
+
 def test_transient_errors_are_retried(built, tmp_path):
     db = fresh_copy(built, tmp_path)
     with FakeMonitoring() as server:

@@ -16,8 +16,9 @@ from typing import Any
 
 from goodput_loader.library_windows import BigQueryBuild, Window, WindowBuildProcess, library_window_rows
 from goodput_loader.push.sender import Sender, make_client
-from goodput_loader.push.series import (MAX_AGE, Plan, Point, Target, cumulative_points,
-                                         interval_efficiency_points, interval_points, plan_requests, to_json)
+from goodput_loader.push.series import (MAX_AGE, Plan, Point, SeriesKey, Target, cumulative_points,
+                                         interval_efficiency_points, interval_points, interval_series,
+                                         plan_requests, slice_efficiency_series, to_json)
 from goodput_loader.runs import select_runs, shared_names
 from goodput_loader.warehouses.bigquery import BigQueryMarts
 from goodput_loader.warehouses.duckdb import DuckDBMarts
@@ -54,16 +55,17 @@ class PushRequest:
         return BigQueryBuild(target=self.dbt_target, profiles_dir=self.profiles_dir, variables=self.variables)
 
 
-def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_build: WindowBuildProcess | None = None
-                ) -> tuple[list[Point], dict[str, list[str]], int]:
+def read_points(marts: Marts, request: PushRequest, now: dt.datetime, pushed: dict[str, dt.datetime],
+                window_build: WindowBuildProcess | None = None) -> tuple[list[Point], dict[str, list[str]], Skipped]:
     """Every point the marts hold for the selected runs that Cloud Monitoring would still accept: the
     cumulative values at each run's end, and interval Goodput/Badput at every complete rolling window
     (additive, as the rolling marts hold them) and at the run's end (the live window: by default as the
     library's rolling-window worker computes it there), from max(--since, now - 25 h) on.
 
-    The rolling history older than the API's 25 hours is only counted, in SQL (returned third): read
-    into points, a months-long run's grid is millions of objects (16 GB and minutes for one 3.3M-entry
-    run) for a push that may send none of them.
+    What the push state (`pushed`) already holds is left unread, and only counted (in SQL, returned
+    third), as is the rolling history older than the API's 25 hours: a push every few minutes then reads
+    its few new windows, not 25 h of every running run's grid (66k points for one 3.3M-entry run, 2–3 s
+    of reading and planning), and a run pushed through its end builds no live window again.
 
     Series are labelled by run name (workload_id), as the library's monitor labels them, so two
     runs of one name from different projects would write into the same series of the target
@@ -79,13 +81,20 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_bui
     semantics = request.interval_semantics
     live_ids = [run["run_id"] for run in chosen] if semantics == "library" else ids
     oldest = now - MAX_AGE
-    times = {"since": max(request.since, oldest) if request.since else oldest}
+    since = max(request.since, oldest) if request.since else oldest
+    times = {"since": since, "oldest": oldest,
+             "asked": request.since or dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)}
     live = marts.rows("""
         select run_id, run_name, window_seconds, window_end_at as end_at, goodput_pct
         from {t}fct_goodput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", live_ids, times)
+    through = PushedThrough(request.target, pushed, marts.rows(ROLLING_SERIES_SQL, live_ids, times))
+    read_from = {run_id: max(since, through.grid(run_id) or since) for run_id in ids}
+    elastic = {run["run_id"]: bool(run.get("is_elastic")) for run in chosen}
+    # a library window build for each live window that can still make a new point
+    to_build = [row for row in live if not through.window(row, elastic.get(row["run_id"], False))]
     # the window build's child starts now (unless the caller started one that is still there): it imports dbt
     # while the marts are read
-    needed = semantics == "library" and live
+    needed = semantics == "library" and to_build
     started = window_build if window_build is not None and window_build.ready else None
     with (started or WindowBuildProcess()) if needed else contextlib.nullcontext() as process:
         breakdown: dict[str, list[dict[str, Any]]] = {}
@@ -94,20 +103,22 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_bui
         points = [p for run in runs
                   for p in cumulative_points(request.target, run, breakdown.get(run["run_id"], []))]
         goodput = marts.rows("""
-            select run_name, window_seconds, window_end_at as end_at, goodput_pct from {t}fct_goodput_rolling
-            where not is_partial and run_id in {runs} and window_end_at >= {since}""", ids, times)
+            select rolling.run_name, rolling.window_seconds, rolling.window_end_at as end_at, rolling.goodput_pct
+            from {t}fct_goodput_rolling as rolling inner join {read_from} as pushed on pushed.run_id = rolling.run_id
+            where not rolling.is_partial and rolling.run_id in {runs} and rolling.window_end_at >= {since}
+                and rolling.window_end_at >= pushed.read_from""", ids, times, read_from)
         badput = marts.rows("""
-            select run_name, window_seconds, window_end_at as end_at, gcm_badput_source, exported_to_gcm,
-                badput_pct
-            from {t}fct_badput_rolling where not is_partial and run_id in {runs} and window_end_at >= {since}""",
-                            ids, times)
+            select rolling.run_name, rolling.window_seconds, rolling.window_end_at as end_at,
+                rolling.gcm_badput_source, rolling.exported_to_gcm, rolling.badput_pct
+            from {t}fct_badput_rolling as rolling inner join {read_from} as pushed on pushed.run_id = rolling.run_id
+            where not rolling.is_partial and rolling.run_id in {runs} and rolling.window_end_at >= {since}
+                and rolling.window_end_at >= pushed.read_from""", ids, times, read_from)
         if semantics == "library":
-            elastic = {run["run_id"]: bool(run.get("is_elastic")) for run in chosen}
             with marts.released():
-                live_goodput, live_badput, live_efficiency = library_live_windows(request, live, elastic, process)
+                live_goodput, live_badput, live_efficiency = library_live_windows(request, to_build, elastic, process)
     if semantics == "library":
         points_efficiency = interval_efficiency_points(request.target, live_efficiency)
-    else:
+    else:  # the rolling marts' latest rows: a few per run, read whatever the push state holds
         live_goodput = live
         points_efficiency = []
         live_badput = marts.rows("""
@@ -115,21 +126,98 @@ def read_points(marts: Marts, request: PushRequest, now: dt.datetime, window_bui
             from {t}fct_badput_rolling_latest where run_id in {runs} and window_end_at >= {since}""", ids, times)
     goodput += live_goodput
     badput += live_badput
-    too_old = 0
-    if not request.since or request.since < oldest:
-        # the points interval_points would have made of the rows before the API's limit (after --since)
-        bounds = {"since": request.since or dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "oldest": oldest}
-        counts = " + ".join(
-            f"""(select count(*) from {{t}}{mart} where {partial} run_id in {{runs}} and {kept}
-                   and window_end_at >= {{since}} and window_end_at < {{oldest}})"""
-            for mart, partial, kept in [
-                ("fct_goodput_rolling", "not is_partial and", "goodput_pct is not null"),
-                ("fct_goodput_rolling_latest", "", "goodput_pct is not null"),
-                ("fct_badput_rolling", "not is_partial and", "exported_to_gcm and badput_pct is not null"),
-                ("fct_badput_rolling_latest", "", "exported_to_gcm and badput_pct is not null")])
-        [counted] = marts.rows(f"select {counts} as too_old", ids, bounds)
-        too_old = int(counted["too_old"])
-    return points + interval_points(request.target, goodput, badput) + points_efficiency, shared, too_old
+    [counted] = marts.rows(COUNTS_SQL, ids, times, read_from)
+    skipped = Skipped(too_old=int(counted["too_old"]), already_pushed=int(counted["already_pushed"]),
+                      live_windows=len(live) - len(to_build) if semantics == "library" else 0)
+    return points + interval_points(request.target, goodput, badput) + points_efficiency, shared, skipped
+
+
+# Each run's interval series in the rolling marts from {since} on (has_value: a row of it makes a point)
+ROLLING_SERIES_SQL = """
+    select run_id, run_name, window_seconds, cast(null as string) as gcm_badput_source,
+        max(case when goodput_pct is null then 0 else 1 end) as has_value
+    from {t}fct_goodput_rolling
+    where not is_partial and run_id in {runs} and window_end_at >= {since}
+    group by run_id, run_name, window_seconds
+    union all
+    select run_id, run_name, window_seconds, gcm_badput_source,
+        max(case when badput_pct is null then 0 else 1 end) as has_value
+    from {t}fct_badput_rolling
+    where not is_partial and exported_to_gcm and run_id in {runs} and window_end_at >= {since}
+    group by run_id, run_name, window_seconds, gcm_badput_source"""
+
+# The points interval_points would have made of rows left unread: older than the API's limit (after
+# --since), or before a run's read_from (every series of the run holds a later point)
+COUNTS_SQL = "select " + " + ".join(
+    f"""(select count(*) from {{t}}{mart} where {partial} run_id in {{runs}} and {kept}
+           and window_end_at >= {{asked}} and window_end_at < {{oldest}})"""
+    for mart, partial, kept in [
+        ("fct_goodput_rolling", "not is_partial and", "goodput_pct is not null"),
+        ("fct_goodput_rolling_latest", "", "goodput_pct is not null"),
+        ("fct_badput_rolling", "not is_partial and", "exported_to_gcm and badput_pct is not null"),
+        ("fct_badput_rolling_latest", "", "exported_to_gcm and badput_pct is not null")]
+) + " as too_old, " + " + ".join(
+    f"""(select count(*) from {{t}}{mart} as rolling inner join {{read_from}} as pushed
+           on pushed.run_id = rolling.run_id
+         where not rolling.is_partial and rolling.run_id in {{runs}} and {kept}
+           and rolling.window_end_at >= {{since}} and rolling.window_end_at < pushed.read_from)"""
+    for mart, kept in [("fct_goodput_rolling", "rolling.goodput_pct is not null"),
+                       ("fct_badput_rolling", "rolling.exported_to_gcm and rolling.badput_pct is not null")]
+) + " as already_pushed"
+
+
+@dataclass
+class Skipped:
+    """What a push left unread: points too old for the API, points already pushed, live windows already pushed."""
+
+    too_old: int = 0
+    already_pushed: int = 0
+    live_windows: int = 0
+
+
+class PushedThrough:
+    """How far the push state covers each run's interval series, so a push reads only what can be new.
+
+    rows: ROLLING_SERIES_SQL's, every interval series the run's rolling marts hold from --since on. A
+    series the state does not hold yet covers nothing, so its run is read whole (from --since): a new
+    Badput source, a first push, another --project."""
+
+    def __init__(self, target: Target, pushed: dict[str, dt.datetime], rows: list[dict[str, Any]]):
+        self.target = target
+        self.pushed = pushed
+        self.series: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            self.series.setdefault(row["run_id"], []).append(row)
+
+    def _last(self, series: SeriesKey) -> dt.datetime | None:
+        return self.pushed.get(series.id)
+
+    def grid(self, run_id: str) -> dt.datetime | None:
+        """The time through which every series with a point in the run's rolling grid has been pushed: no
+        grid row before it can make a new point (None: read the grid from --since)."""
+        lasts = [self._last(interval_series(self.target, row["run_name"], row["window_seconds"],
+                                            row["gcm_badput_source"]))
+                 for row in self.series.get(run_id, []) if row["has_value"]]
+        return None if not lasts or None in lasts else min(lasts)
+
+    def window(self, live: dict[str, Any], elastic: bool) -> bool:
+        """Whether every series the live window `live` (a row of fct_goodput_rolling_latest) can write has
+        been pushed through its end, so its (library) window build would make no new point.
+
+        Its series: interval Goodput of its size, interval Badput of every exported source its run's grid
+        holds at that size (a window's buckets are among its run's), and an elastic run's slice
+        efficiencies. A run without grid rows since --since is always built."""
+        rows = [row for row in self.series.get(live["run_id"], []) if row["window_seconds"] == live["window_seconds"]]
+        if not any(row["gcm_badput_source"] is not None for row in rows):
+            return False
+        size = int(live["window_seconds"])
+        keys = [interval_series(self.target, live["run_name"], size)]
+        keys += [interval_series(self.target, live["run_name"], size, row["gcm_badput_source"])
+                 for row in rows if row["gcm_badput_source"] is not None]
+        if elastic:
+            keys += slice_efficiency_series(self.target, live["run_name"], size)
+        end = as_utc(live["end_at"])
+        return all((last := self._last(key)) is not None and last >= end for key in keys)
 
 
 def library_live_windows(request: PushRequest, live: list[dict[str, Any]], elastic: dict[str, bool],
@@ -178,10 +266,13 @@ def run_push(request: PushRequest, window_build: WindowBuildProcess | None = Non
     try:
         if not request.allow_failed_build:
             refuse_failed_build(marts.failed_nodes(), "push")
-        points, shared, too_old = read_points(marts, request, now, window_build)
-        plan = plan_requests(points, marts.pushed(), now)
-        plan.dropped_too_old += too_old
+        pushed = marts.pushed()
+        points, shared, skipped = read_points(marts, request, now, pushed, window_build)
+        plan = plan_requests(points, pushed, now)
+        plan.dropped_too_old += skipped.too_old
+        plan.already_pushed += skipped.already_pushed
         summary: dict[str, Any] = _summary(plan)
+        summary["live_windows_already_pushed"] = skipped.live_windows
         summary["not_pushed_shared_names"] = shared
         summary["live_window_semantics"] = request.interval_semantics
         if request.dry_run:

@@ -35,6 +35,7 @@ RESOURCE_TYPE = "compute.googleapis.com/Workload"
 MAX_SERIES_PER_REQUEST = 200
 MIN_SPACING = dt.timedelta(seconds=5)
 MAX_AGE = dt.timedelta(hours=25)
+SLICE_EFFICIENCIES = ("stepping_slice_efficiency", "available_slice_efficiency")
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def cumulative_points(target: Target, run: dict[str, Any], badput: Iterable[dict
         points.append(Point(_series(target, name, "step_time_deviation", "double_value", {}), at,
                             float(run["step_time_deviation_seconds"])))
         points.append(Point(performance, at + MIN_SPACING, float(run["mean_step_deviation_seconds"])))
-    points += _slice_efficiency_points(target, name, run, at, "CUMULATIVE", 0)
+    points += _slice_efficiency_points(target, name, run, at, 0)
     for row in badput:
         # a series per key of the library's breakdown: none for a bucket its computation never created
         if not (row["exported_to_gcm"] and row["is_in_library_breakdown"]):
@@ -141,17 +142,31 @@ def interval_points(target: Target, goodput: Iterable[dict[str, Any]],
     for row in goodput:
         if row["goodput_pct"] is None:
             continue
-        series = _series(target, row["run_name"], "interval_goodput", "double_value",
-                         {"goodput_source": "TOTAL", "rolling_window_size": str(int(row["window_seconds"]))})
+        series = interval_series(target, row["run_name"], row["window_seconds"])
         points.append(Point(series, row["end_at"], float(row["goodput_pct"])))
     for row in badput:
         if not row["exported_to_gcm"] or row["badput_pct"] is None:
             continue
-        series = _series(target, row["run_name"], "interval_badput", "double_value",
-                         {"badput_source": row["gcm_badput_source"],
-                          "rolling_window_size": str(int(row["window_seconds"]))})
+        series = interval_series(target, row["run_name"], row["window_seconds"], row["gcm_badput_source"])
         points.append(Point(series, row["end_at"], float(row["badput_pct"])))
     return points
+
+
+def interval_series(target: Target, run_name: str, window_seconds: int, badput_source: str | None = None
+                    ) -> SeriesKey:
+    """A run's interval_goodput series of one window size, or its interval_badput series of one source."""
+    size = str(int(window_seconds))
+    if badput_source is None:
+        return _series(target, run_name, "interval_goodput", "double_value",
+                       {"goodput_source": "TOTAL", "rolling_window_size": size})
+    return _series(target, run_name, "interval_badput", "double_value",
+                   {"badput_source": badput_source, "rolling_window_size": size})
+
+
+def slice_efficiency_series(target: Target, run_name: str, window_seconds: int) -> list[SeriesKey]:
+    """ElasticGoodputMonitor's two slice efficiency series of one window size (0: the cumulative ones)."""
+    labels = {"window_type": "INTERVAL" if window_seconds else "CUMULATIVE", "rolling_window_size": str(window_seconds)}
+    return [_series(target, run_name, metric, "double_value", labels) for metric in SLICE_EFFICIENCIES]
 
 
 def interval_efficiency_points(target: Target, rows: Iterable[dict[str, Any]]) -> list[Point]:
@@ -159,17 +174,17 @@ def interval_efficiency_points(target: Target, rows: Iterable[dict[str, Any]]) -
     efficiencies), as ElasticGoodputMonitor's interval upload sends them: none where a window has no
     slice-count entry."""
     return [point for row in rows
-            for point in _slice_efficiency_points(target, row["run_name"], row, row["end_at"], "INTERVAL",
+            for point in _slice_efficiency_points(target, row["run_name"], row, row["end_at"],
                                                   int(row["window_seconds"]))]
 
 
-def _slice_efficiency_points(target: Target, name: str, row: dict[str, Any], at: dt.datetime, window_type: str,
+def _slice_efficiency_points(target: Target, name: str, row: dict[str, Any], at: dt.datetime,
                              window_seconds: int) -> list[Point]:
-    """What ElasticGoodputMonitor sends with include_slice_efficiency for one cumulative figure or window:
-    a point per efficiency the row has (an elastic run's; none without slice counts)."""
-    labels = {"window_type": window_type, "rolling_window_size": str(window_seconds)}
-    return [Point(_series(target, name, metric, "double_value", labels), at, float(row[metric]))
-            for metric in ("stepping_slice_efficiency", "available_slice_efficiency") if row.get(metric) is not None]
+    """What ElasticGoodputMonitor sends with include_slice_efficiency for one cumulative figure (window 0) or
+    window: a point per efficiency the row has (an elastic run's; none without slice counts)."""
+    return [Point(series, at, float(row[metric]))
+            for metric, series in zip(SLICE_EFFICIENCIES, slice_efficiency_series(target, name, window_seconds))
+            if row.get(metric) is not None]
 
 
 def plan_requests(points: Iterable[Point], pushed: dict[str, dt.datetime], now: dt.datetime) -> Plan:

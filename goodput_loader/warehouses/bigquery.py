@@ -294,12 +294,20 @@ class BigQueryMarts:
         self.state = f"{self.project}.{self.dataset}.push_state"
         self.read_only = read_only
 
-    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None,
+             read_from: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
         from google.api_core import exceptions as gexc
         from google.cloud import bigquery
 
         params: list[Any] = [bigquery.ArrayQueryParameter("runs", "STRING", runs)]
         sql = sql.replace("{runs}", "unnest(@runs)").replace("{t}", f"`{self.project}.{self.dataset}`.")
+        if "{read_from}" in sql:
+            read_from = read_from or {}
+            params += [bigquery.ArrayQueryParameter("read_from_runs", "STRING", list(read_from)),
+                       bigquery.ArrayQueryParameter("read_from_times", "TIMESTAMP", list(read_from.values()))]
+            # the two arrays joined by position (an array parameter indexed by offset reads wrong in the emulator)
+            sql = sql.replace("{read_from}", "(select run_id, read_from from unnest(@read_from_runs) as run_id "
+                              "with offset i join unnest(@read_from_times) as read_from with offset j on i = j)")
         for name, value in (times or {}).items():
             params.append(bigquery.ScalarQueryParameter(name, "TIMESTAMP", value))
             sql = sql.replace("{%s}" % name, f"@{name}")

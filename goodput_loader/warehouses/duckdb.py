@@ -295,6 +295,11 @@ def failed_nodes(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return fetch_rows(con, FAILED_NODES_SQL.replace("{t}", "main."), []) if exists else []
 
 
+def naive_utc(value: dt.datetime) -> dt.datetime:
+    """A time as DuckDB's TIMESTAMP (naive, UTC) takes it."""
+    return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
 class DuckDBMarts:
     """Marts and push state in the DuckDB warehouse (the ``Marts`` protocol of marts.py)."""
 
@@ -313,15 +318,21 @@ class DuckDBMarts:
         finally:
             self.con = connect(self.path, self.read_only)
 
-    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None,
+             read_from: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
         times = times or {}
         params: list[Any] = []
         for name in re.findall(r"\{(\w+)\}", sql):  # positional parameters, in the order they appear
             if name == "runs":
                 params.append(runs)
+            elif name == "read_from":
+                read_from = read_from or {}
+                params += [list(read_from), [naive_utc(t) for t in read_from.values()]]
             elif name in times:
-                params.append(times[name].astimezone(dt.timezone.utc).replace(tzinfo=None))
+                params.append(naive_utc(times[name]))
         sql = sql.replace("{runs}", "(select unnest(?))").replace("{t}", "main.")
+        # two lists of one length, unnested side by side: a row per run
+        sql = sql.replace("{read_from}", "(select unnest(?::varchar[]) as run_id, unnest(?::timestamp[]) as read_from)")
         for name in times:
             sql = sql.replace("{%s}" % name, "?")
         return [{k: as_utc(v) if isinstance(v, dt.datetime) else v for k, v in row.items()}
@@ -348,8 +359,7 @@ class DuckDBMarts:
                 """insert into goodput_push.push_state values (?, ?, ?, ?)
                    on conflict (series_id) do update set last_end_time = greatest(
                        push_state.last_end_time, excluded.last_end_time), updated_at = excluded.updated_at""",
-                [point.series.id, point.series.metric_type,
-                 point.end_time.astimezone(dt.timezone.utc).replace(tzinfo=None), now])
+                [point.series.id, point.series.metric_type, naive_utc(point.end_time), now])
         self.con.commit()
 
     def close(self) -> None:

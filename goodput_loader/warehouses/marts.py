@@ -57,9 +57,11 @@ def as_utc(value: dt.datetime | None) -> dt.datetime | None:
 
 class Marts(Protocol):
     """Where push reads the marts and keeps its state. Queries name tables as {t}<mart>, take the run
-    list as {runs} and each time of `times` as {<its name>} (query parameters, never spliced text)."""
+    list as {runs}, each time of `times` as {<its name>} and `read_from` as the relation {read_from}
+    (run_id, read_from): a row per run it names (query parameters, never spliced text)."""
 
-    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
+    def rows(self, sql: str, runs: list[str], times: dict[str, dt.datetime] | None = None,
+             read_from: dict[str, dt.datetime] | None = None) -> list[dict[str, Any]]:
         ...
 
     def pushed(self) -> dict[str, dt.datetime]: ...
