@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from goodput_loader.errors import LoaderError
-from goodput_loader.warehouses.duckdb import RAW_SCHEMA, connect, fetch_rows
+from goodput_loader.warehouses.duckdb import RAW_SCHEMA, connect, fetch_rows, naive_utc
 
 DDL = f"""
 create schema if not exists {RAW_SCHEMA};
@@ -30,10 +30,6 @@ create table if not exists {RAW_SCHEMA}.exclusion_windows (
 """
 
 
-def _naive_utc(value: dt.datetime) -> dt.datetime:
-    return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-
-
 def add_exclusion(duckdb_path: str, run: str | None, start: dt.datetime, end: dt.datetime,
                   reason: str) -> dict[str, Any]:
     """Record one window (for `run`, or every run when None); it counts from the next build on."""
@@ -42,9 +38,9 @@ def add_exclusion(duckdb_path: str, run: str | None, start: dt.datetime, end: dt
                           "the library would skip such a window")
     if not reason.strip():
         raise LoaderError("--reason is empty: say why the time is left out (it is shown beside the Goodput)")
-    row = {"exclusion_id": uuid.uuid4().hex[:12], "run": run, "start_at": _naive_utc(start),
-           "end_at": _naive_utc(end), "reason": reason.strip(),
-           "added_at": _naive_utc(dt.datetime.now(dt.timezone.utc))}
+    row = {"exclusion_id": uuid.uuid4().hex[:12], "run": run, "start_at": naive_utc(start),
+           "end_at": naive_utc(end), "reason": reason.strip(),
+           "added_at": naive_utc(dt.datetime.now(dt.timezone.utc))}
     con = connect(duckdb_path, read_only=False)
     try:
         con.execute(DDL)

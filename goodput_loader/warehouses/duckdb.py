@@ -352,7 +352,7 @@ class DuckDBMarts:
             "select series_id, last_end_time from goodput_push.push_state").fetchall()}
 
     def record(self, written: list[Point]) -> None:
-        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        now = _utcnow()
         self.con.begin()
         for point in written:
             self.con.execute(
